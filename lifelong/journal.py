@@ -1,0 +1,142 @@
+"""Journaled writes: every automatic write records the exact previous bytes so a run can be undone.
+
+A journal belongs to one run (``run_id``) and lives in ``.lifelong/journal/<run_id>/``:
+``entries.json`` lists, in order, each written path with the sha256 of the bytes before and after,
+and ``prev-N.bin`` holds the previous bytes (absent when the file did not exist).
+
+:func:`rollback` restores every file to its state before the run, newest entry first. When a file
+no longer holds the bytes the run wrote (a human edited it since), rollback refuses, unless the
+caller passes ``on_conflict``: a function given (path, current, before) that returns the
+bytes to keep (the dreaming plugin uses it to keep the human edit and remove only its own items).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import LifelongError, WorkspaceError
+from .workspace import Workspace, atomic_write
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class RollbackConflict(LifelongError):
+    """A file changed after the run wrote it; rolling back would lose someone's edit."""
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    path: str
+    before_sha: str | None
+    after_sha: str
+    blob: str | None
+
+
+class Journal:
+    def __init__(self, workspace: Workspace, run_id: str):
+        if not run_id or "/" in run_id or run_id.startswith("."):
+            raise WorkspaceError(f"invalid run id {run_id!r}")
+        self.workspace = workspace
+        self.run_id = run_id
+        self.dir = workspace.state_dir / "journal" / run_id
+
+    @property
+    def entries_path(self) -> Path:
+        return self.dir / "entries.json"
+
+    def entries(self) -> list[JournalEntry]:
+        if not self.entries_path.exists():
+            return []
+        return [JournalEntry(**e) for e in json.loads(self.entries_path.read_text("utf-8"))]
+
+    def exists(self) -> bool:
+        return self.entries_path.exists()
+
+    def write(self, path: Path, data: bytes | str) -> None:
+        """Atomically write ``data`` to ``path`` (inside the workspace), journaling the old bytes."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        path = self.workspace.resolve(path)
+        before = path.read_bytes() if path.exists() else None
+        if before == data:
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        entries = self.entries()
+        blob = None
+        if before is not None:
+            blob = f"prev-{len(entries)}.bin"
+            atomic_write(self.dir / blob, before)
+        entries.append(
+            JournalEntry(
+                self.workspace.relpath(path),
+                sha256(before) if before is not None else None,
+                sha256(data),
+                blob,
+            )
+        )
+        # the journal entry lands before the file changes: a crash between the two leaves an
+        # entry whose after_sha does not match, which rollback reports instead of guessing.
+        atomic_write(self.entries_path, json.dumps([e.__dict__ for e in entries], indent=1))
+        atomic_write(path, data)
+
+    def written_paths(self) -> list[str]:
+        seen: list[str] = []
+        for e in self.entries():
+            if e.path not in seen:
+                seen.append(e.path)
+        return seen
+
+
+def rollback(
+    workspace: Workspace,
+    run_id: str,
+    *,
+    on_conflict: Callable[[str, bytes, bytes | None], bytes | None] | None = None,
+) -> list[str]:
+    """Undo every write of ``run_id``. Returns the paths restored. Raises RollbackConflict (and
+    changes nothing) when a file was edited since and no ``on_conflict`` resolves it."""
+    journal = Journal(workspace, run_id)
+    entries = journal.entries()
+    if not entries:
+        raise WorkspaceError(f"no journal for run {run_id!r}")
+    # earliest 'before' and latest 'after' per path
+    first: dict[str, JournalEntry] = {}
+    last: dict[str, JournalEntry] = {}
+    for e in entries:
+        first.setdefault(e.path, e)
+        last[e.path] = e
+    plan: list[tuple[Path, bytes | None]] = []
+    for rel, e_last in last.items():
+        path = workspace.resolve(rel)
+        current = path.read_bytes() if path.exists() else None
+        e_first = first[rel]
+        before = (journal.dir / e_first.blob).read_bytes() if e_first.blob else None
+        if current is not None and sha256(current) == e_last.after_sha:
+            plan.append((path, before))
+            continue
+        if current is not None and before is not None and sha256(current) == e_first.before_sha:
+            continue  # already restored
+        if on_conflict is None or current is None:
+            raise RollbackConflict(
+                f"{rel} was edited after run {run_id} wrote it; rollback would lose that edit "
+                "(use --force to keep the edit and remove only this run's items)"
+            )
+        resolved = on_conflict(rel, current, before)
+        plan.append((path, resolved))
+    restored = []
+    for path, data in plan:
+        if data is None:
+            if path.exists():
+                path.unlink()
+        else:
+            atomic_write(path, data)
+        restored.append(workspace.relpath(path) if path.exists() else str(path.relative_to(workspace.root)))
+    done = journal.dir / "rolled_back"
+    atomic_write(done, "\n".join(restored))
+    return restored

@@ -1,0 +1,92 @@
+"""The SQLite index: opened through sqlean (extension-capable), with sqlite-vec when it loads.
+
+Everything in the store is derived from the markdown files and can be rebuilt with
+``lifelong index --force``. Plugins bring their tables as sqlite-utils ``Migrations`` sets
+(hook ``register_migrations``); :meth:`Store.migrate` applies all of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+import sqlean
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+log = logging.getLogger("lifelong.store")
+
+_vec_warned = False
+_vec_lock = threading.Lock()
+
+
+def _load_vec(conn: Any) -> str | None:
+    """Load sqlite-vec; returns its version, or None (warned once per process) when it cannot."""
+    global _vec_warned
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        return conn.execute("select vec_version()").fetchone()[0]
+    except Exception as exc:  # any failure means: fall back to numpy over float32 blobs
+        with _vec_lock:
+            if not _vec_warned:
+                log.warning("sqlite-vec unavailable (%s); vector search falls back to numpy", exc)
+                _vec_warned = True
+        return None
+
+
+class Store:
+    """One open index database."""
+
+    def __init__(self, path: Path | str, *, load_vec: bool = True):
+        self.path = Path(path) if str(path) != ":memory:" else None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlean.connect(str(path), check_same_thread=False, timeout=30.0)
+        self.vec_version = _load_vec(self.conn) if load_vec else None
+        self.conn.execute("PRAGMA busy_timeout = 30000")
+        if self.path is not None:
+            self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        self.db = sqlite_utils.Database(self.conn)
+        self.lock = threading.RLock()
+
+    @property
+    def vec_available(self) -> bool:
+        return self.vec_version is not None
+
+    @property
+    def sqlite_version(self) -> str:
+        return self.conn.execute("select sqlite_version()").fetchone()[0]
+
+    def migrate(self, migration_sets: list[Migrations]) -> None:
+        for migrations in migration_sets:
+            migrations.apply(self.db)
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        return self.conn.execute(sql, params)
+
+    def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        cur = self.conn.execute(sql, params)
+        cols = [c[0] for c in cur.description]
+        return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+    def table_counts(self) -> dict[str, int]:
+        out = {}
+        for name in self.db.table_names():
+            if name.startswith("_") or "_fts_" in name or name.endswith(("_chunks", "_rowids", "_info")):
+                continue
+            try:
+                out[name] = self.conn.execute(f"select count(*) from [{name}]").fetchone()[0]
+            except Exception:  # virtual tables of an extension that is not loaded
+                continue
+        return out
+
+    def close(self) -> None:
+        self.conn.close()

@@ -1,0 +1,1 @@
+"""Built-in lifelong plugins, one sub-package each (installed as ``lifelong_plugins``)."""

@@ -1,0 +1,175 @@
+"""Markdown-aware chunking (pure).
+
+A document becomes *blocks* (a heading, a paragraph, one top-level list item with everything
+nested under it, a code fence, a table, a quote) with exact 1-based line ranges, from
+markdown-it-py's token maps. Blocks are packed greedily into chunks of about ``target_tokens``;
+each new chunk starts with the trailing blocks of the previous one up to ``overlap_tokens``.
+A block larger than a chunk (a huge paragraph or code block) is the only thing ever split, and
+then on line boundaries. A chunk's text is the exact source lines, so line numbers are exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+
+_md = MarkdownIt("commonmark").enable("table")
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap token estimate (about four characters per token, at least one per word)."""
+    return max(len(text) // 4, len(text.split()))
+
+
+@dataclass(frozen=True)
+class Block:
+    start: int  # 1-based, inclusive
+    end: int  # 1-based, inclusive
+    kind: str
+    heading_path: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    start_line: int
+    end_line: int
+    text: str
+    heading_path: tuple[str, ...]
+
+    @property
+    def heading(self) -> str:
+        return " > ".join(self.heading_path)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def embedding_text(self) -> str:
+        """What is embedded: the heading path gives a bare list item its context."""
+        return f"{self.heading}\n{self.text}" if self.heading_path else self.text
+
+
+def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    while start < end and not lines[start - 1].strip():
+        start += 1
+    return start, end
+
+
+def parse_blocks(text: str, first_line: int = 1) -> list[Block]:
+    """Blocks of ``text`` with 1-based line numbers offset so that the first line of ``text``
+    is ``first_line`` (used when frontmatter precedes the body)."""
+    lines = text.split("\n")
+    tokens = _md.parse(text)
+    blocks: list[Block] = []
+    headings: list[tuple[int, str]] = []
+    covered_until = 0  # 0-based line index up to which blocks exist
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.level != 0 or tok.map is None or tok.nesting == -1:
+            i += 1
+            continue
+        start0, end0 = tok.map
+        if tok.type == "heading_open":
+            level = int(tok.tag[1:])
+            title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            headings = [h for h in headings if h[0] < level] + [(level, title)]
+            path = tuple(h[1] for h in headings)
+            s, e = _trim(lines, start0 + 1, end0)
+            blocks.append(Block(s + first_line - 1, e + first_line - 1, "heading", path))
+        elif tok.type in ("bullet_list_open", "ordered_list_open"):
+            path = tuple(h[1] for h in headings)
+            j = i + 1
+            while j < len(tokens) and not (tokens[j].level == 0 and tokens[j].nesting == -1):
+                item = tokens[j]
+                if item.type == "list_item_open" and item.level == 1 and item.map:
+                    s, e = _trim(lines, item.map[0] + 1, item.map[1])
+                    blocks.append(Block(s + first_line - 1, e + first_line - 1, "list_item", path))
+                j += 1
+            i = j
+        else:
+            path = tuple(h[1] for h in headings)
+            s, e = _trim(lines, start0 + 1, end0)
+            kind = tok.type.replace("_open", "")
+            blocks.append(Block(s + first_line - 1, e + first_line - 1, kind, path))
+        covered_until = max(covered_until, end0)
+        i += 1
+    return [b for b in blocks if b.end >= b.start]
+
+
+def chunk_markdown(
+    text: str,
+    *,
+    target_tokens: int = 400,
+    overlap_tokens: int = 80,
+    first_line: int = 1,
+    body: str | None = None,
+) -> list[Chunk]:
+    """Chunk a markdown document. ``text`` is the whole file (for exact line text); ``body``
+    and ``first_line`` let the caller skip frontmatter."""
+    all_lines = text.split("\n")
+    body_text = body if body is not None else text
+    blocks = parse_blocks(body_text, first_line)
+
+    def block_text(start: int, end: int) -> str:
+        return "\n".join(all_lines[start - 1 : end])
+
+    # split oversized blocks on line boundaries
+    pieces: list[Block] = []
+    for b in blocks:
+        if estimate_tokens(block_text(b.start, b.end)) <= target_tokens:
+            pieces.append(b)
+            continue
+        cur = b.start
+        acc = 0
+        for ln in range(b.start, b.end + 1):
+            t = estimate_tokens(all_lines[ln - 1]) + 1
+            if acc and acc + t > target_tokens:
+                pieces.append(Block(cur, ln - 1, b.kind, b.heading_path))
+                cur, acc = ln, 0
+            acc += t
+        pieces.append(Block(cur, b.end, b.kind, b.heading_path))
+
+    chunks: list[Chunk] = []
+    current: list[Block] = []
+    size = 0
+
+    def flush() -> None:
+        if not current:
+            return
+        if all(b.kind == "heading" for b in current):
+            return
+        start, end = current[0].start, current[-1].end
+        path = next((b.heading_path for b in current if b.kind != "heading"), current[0].heading_path)
+        if current[0].kind == "heading" and len(current[0].heading_path) > 0:
+            path = current[0].heading_path
+        chunks.append(Chunk(start, end, block_text(start, end), path))
+
+    for piece in pieces:
+        t = estimate_tokens(block_text(piece.start, piece.end))
+        if current and size + t > target_tokens and not all(b.kind == "heading" for b in current):
+            flush()
+            # overlap: carry trailing non-heading blocks up to overlap_tokens
+            carry: list[Block] = []
+            carried = 0
+            for prev in reversed(current):
+                pt = estimate_tokens(block_text(prev.start, prev.end))
+                if prev.kind == "heading" or carried + pt > overlap_tokens:
+                    break
+                carry.insert(0, prev)
+                carried += pt
+            if carry and carry[0].heading_path != piece.heading_path:
+                carry = []  # do not drag text across a section boundary
+            current, size = carry, carried
+        current.append(piece)
+        size += t
+    flush()
+    if not chunks and text.strip():
+        s, e = _trim(all_lines, first_line, len(all_lines))
+        if e >= s:
+            chunks.append(Chunk(s, e, block_text(s, e), ()))
+    return chunks

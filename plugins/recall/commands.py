@@ -1,0 +1,195 @@
+"""CLI commands of the recall plugin: index, search, get."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+
+from lifelong.cli import emit_json, get_host
+
+from . import service
+from .search import result_json
+
+
+def add_commands(cli: click.Group) -> None:
+    cli.add_command(index_cmd)
+    cli.add_command(search_cmd)
+    cli.add_command(get_cmd)
+
+
+@click.command("index")
+@click.option(
+    "--force", is_flag=True, help="Re-chunk every file and rebuild all vectors (embedding cache still used)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the sync report as JSON.")
+@click.option("--watch", is_flag=True, help="Keep running and re-index when files change (Ctrl-C to stop).")
+def index_cmd(force: bool, as_json: bool, watch: bool) -> None:
+    """Bring the index in line with the markdown files (only what changed is re-embedded)."""
+    host = get_host()
+    idx = service.index_for(host.ctx)
+    report = _sync_with_progress(idx, force=force, quiet=as_json)
+    if as_json:
+        emit_json({"version": 1, **report.as_json()})
+    else:
+        _print_report(report)
+    if watch:
+        _watch(host, idx)
+
+
+def _sync_with_progress(idx: Any, *, force: bool, quiet: bool) -> Any:
+    if quiet:
+        return idx.sync(force=force)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(
+                    {"chunk": "chunking files", "embed": "embedding chunks"}[stage], total=total
+                )
+            bar.update(tasks[stage], completed=done, total=total)
+
+        return idx.sync(force=force, progress=progress)
+
+
+def _print_report(report: Any) -> None:
+    p = report.plan
+    click.echo(
+        f"indexed: {len(p.new)} new, {len(p.modified)} modified, {len(p.deleted)} deleted, "
+        f"{len(p.unchanged)} unchanged files; {report.chunks_added} chunks added, "
+        f"{report.chunks_removed} removed; {report.embedded} embedded, {report.cache_hits} from cache "
+        f"({report.elapsed_ms:.0f} ms)"
+    )
+    if report.vectors != "ok":
+        click.echo(f"vectors: {report.vectors}")
+    for rel, why in sorted(report.skipped.items()):
+        click.echo(f"skipped: {why}" if rel in why else f"skipped {rel}: {why}")
+
+
+def _watch(host: Any, idx: Any) -> None:
+    """Poll-free watching with watchdog; editors that save via temp file + rename produce
+    moved/created events, which are handled the same as modifications (a full cheap re-scan)."""
+    from watchdog.events import FileSystemEventHandler
+    from watchdog.observers import Observer
+
+    changed = {"flag": False}
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event: Any) -> None:
+            path = str(getattr(event, "dest_path", "") or event.src_path)
+            if "/.lifelong/" not in path and (path.endswith(".md") or event.is_directory):
+                changed["flag"] = True
+
+    observer = Observer()
+    observer.schedule(Handler(), str(host.workspace.root), recursive=True)
+    observer.start()
+    click.echo(f"watching {host.workspace.root} (Ctrl-C to stop)")
+    try:
+        while True:
+            time.sleep(0.5)
+            if changed["flag"]:
+                changed["flag"] = False
+                time.sleep(0.2)  # let an editor finish its write-then-rename
+                if idx.needs_sync():
+                    _print_report(idx.sync())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        observer.stop()
+        observer.join()
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--max-results", "-k", type=int, default=None, help="How many results (default 6).")
+@click.option("--min-score", type=float, default=None, help="Drop results below this score (default 0.35).")
+@click.option("--corpus", type=click.Choice(["memory", "wiki", "all"]), default="memory", show_default=True)
+@click.option(
+    "--mode",
+    type=click.Choice(["current", "valid-at", "all"]),
+    default=None,
+    help="current: only still-valid facts (default); valid-at: as of --as-of; all.",
+)
+@click.option("--as-of", default=None, metavar="ISO8601", help="Point in time for --mode valid-at.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@click.option("--explain", is_flag=True, help="Show per-leg scores, decay and the MMR effect.")
+def search_cmd(
+    query: str,
+    max_results: int | None,
+    min_score: float | None,
+    corpus: str,
+    mode: str | None,
+    as_of: str | None,
+    as_json: bool,
+    explain: bool,
+) -> None:
+    """Search memory: hybrid BM25 + vector, decayed by age, de-duplicated by MMR."""
+    host = get_host()
+    ctx = host.ctx
+    req = service.make_request(
+        ctx,
+        query=query,
+        max_results=max_results,
+        min_score=min_score,
+        corpus=corpus,
+        mode=mode,
+        as_of=as_of,
+        source="cli",
+    )
+    outcome = service.run_search(ctx, req)
+    cfg = ctx.config(service.PLUGIN)
+    tz = ctx.workspace.timezone
+    rows = [result_json(c, cfg["snippet_chars"], explain=explain, tz=tz) for c in outcome.results]
+    if as_json:
+        data: dict[str, Any] = {
+            "version": 1,
+            "query": query,
+            "corpus": corpus,
+            "mode": req.mode,
+            "results": rows,
+            "elapsed_ms": round(outcome.elapsed_ms, 1),
+        }
+        if explain:
+            data["legs"] = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in outcome.legs.items()}
+        emit_json(data)
+        return
+    if not rows:
+        click.echo("no results")
+    for n, r in enumerate(rows, 1):
+        click.echo(
+            f"{n}. [{r['score']:.3f}] {r['citation']}" + (f"  ({r['heading']})" if r["heading"] else "")
+        )
+        for line in r["snippet"].splitlines():
+            click.echo(f"     {line}")
+        if explain:
+            e = r["explain"]
+            cos = "-" if e["cosine"] is None else f"{e['cosine']:.3f}"
+            click.echo(
+                f"     cos {cos}  bm25 {e['bm25']:.3f}  hybrid {e['hybrid']:.3f}  decay {e['decay']:.3f}"
+                f"  mmr-penalty {e['mmr_penalty']:.2f}{'  (lexical rescue)' if e['rescued'] else ''}"
+            )
+    if explain:
+        legs = outcome.legs
+        click.echo(
+            f"legs: fts {legs.get('fts_hits', 0)} hits, vector {legs.get('vector_hits', 0)} hits; "
+            f"{outcome.elapsed_ms:.1f} ms total"
+        )
+
+
+@click.command("get")
+@click.argument("path")
+@click.option("--from", "start", type=int, default=None, help="First line, 1-based.")
+@click.option("--lines", type=int, default=None, help="Number of lines.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def get_cmd(path: str, start: int | None, lines: int | None, as_json: bool) -> None:
+    """Print lines of a memory file (workspace-relative PATH)."""
+    host = get_host()
+    data = service.read_lines(host.ctx, path, start, lines)
+    if as_json:
+        emit_json({"version": 1, **data})
+        return
+    click.echo(data["text"])

@@ -1,0 +1,504 @@
+"""Keeping the index equal to the files: scan, plan (pure), apply.
+
+``scan_workspace`` stats the source files (cheap), ``plan_changes`` decides new / modified /
+deleted / unchanged by checksum, and ``RecallIndex.sync`` applies the plan in one transaction:
+only changed files are re-chunked, and only chunks whose text is not already in the embedding
+cache (keyed by provider, model and content hash) are embedded. A rename is a delete plus a new
+file whose chunks all hit the cache.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lifelong.embeddings import Embedder, EmbeddingUnavailable
+from lifelong.errors import InputError, LifelongError
+from lifelong.workspace import Workspace, daily_date, find_regions, read_text_file, split_frontmatter
+
+from .chunking import chunk_markdown
+from .vectors import CENTROID_KEY, CENTROID_MIN_VECTORS, CODES, codes_from_rows, pack_codes, to_blob
+
+GENERATED_FILES = ("DREAMS.md",)
+GENERATED_DIRS = ("memory/dreaming/", ".lifelong/")
+
+
+@dataclass(frozen=True)
+class FileState:
+    mtime: float
+    size: int
+    sha256: str | None = None
+    corpus: str = "memory"
+
+
+@dataclass(frozen=True)
+class ChangePlan:
+    new: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.new or self.modified or self.deleted)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "new": list(self.new),
+            "modified": list(self.modified),
+            "deleted": list(self.deleted),
+            "unchanged": len(self.unchanged),
+        }
+
+
+def plan_changes(
+    disk: dict[str, FileState], indexed: dict[str, FileState], *, force: bool = False
+) -> ChangePlan:
+    """Pure: compare what is on disk with what is indexed, by checksum."""
+    new = sorted(p for p in disk if p not in indexed)
+    deleted = sorted(p for p in indexed if p not in disk)
+    modified, unchanged = [], []
+    for p in sorted(set(disk) & set(indexed)):
+        same = disk[p].sha256 is not None and disk[p].sha256 == indexed[p].sha256
+        same = same and disk[p].corpus == indexed[p].corpus
+        (unchanged if same and not force else modified).append(p)
+    return ChangePlan(tuple(new), tuple(modified), tuple(deleted), tuple(unchanged))
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def is_generated_path(relpath: str) -> bool:
+    return relpath in GENERATED_FILES or relpath.startswith(GENERATED_DIRS)
+
+
+def scan_workspace(ws: Workspace, extra_paths: Iterable[str] = ()) -> dict[str, tuple[Path, str]]:
+    """Source markdown files: relpath -> (absolute path, corpus). Skips hidden folders, the
+    suite's generated outputs and symlinks that leave the workspace."""
+    found: dict[str, tuple[Path, str]] = {}
+
+    def consider(path: Path, corpus: str) -> None:
+        if path.suffix.lower() != ".md" or not path.is_file():
+            return
+        try:
+            rel = ws.relpath(path) if not path.is_symlink() else ws.relpath(ws.resolve(path))
+        except (ValueError, LifelongError):
+            return  # a symlink leaving the workspace
+        if is_generated_path(rel) or any(part.startswith(".") for part in rel.split("/")[:-1]):
+            return
+        found.setdefault(rel, (ws.root / rel, corpus))
+
+    mem = ws.memory_file
+    if mem.exists():
+        consider(mem, "memory")
+    for folder, corpus in ((ws.memory_dir, "memory"), (ws.wiki_dir, "wiki")):
+        if folder.is_dir():
+            for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                for name in sorted(filenames):
+                    consider(Path(dirpath) / name, corpus)
+    for pattern in extra_paths:
+        for path in sorted(ws.root.glob(pattern)):
+            consider(path, "memory")
+    return found
+
+
+@dataclass
+class SyncReport:
+    plan: ChangePlan
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    embedded: int = 0
+    cache_hits: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)
+    elapsed_ms: float = 0.0
+    vectors: str = "ok"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "changes": self.plan.as_json(),
+            "chunks_added": self.chunks_added,
+            "chunks_removed": self.chunks_removed,
+            "embedded": self.embedded,
+            "embedding_cache_hits": self.cache_hits,
+            "skipped": self.skipped,
+            "elapsed_ms": round(self.elapsed_ms, 1),
+            "vectors": self.vectors,
+        }
+
+
+def _managed_line_ranges(text: str) -> list[tuple[int, int]]:
+    try:
+        regions = find_regions(text)
+    except InputError:
+        return []
+    out = []
+    for r in regions:
+        out.append((text.count("\n", 0, r.start) + 1, text.count("\n", 0, max(r.start, r.end - 1)) + 1))
+    return out
+
+
+class RecallIndex:
+    """The recall index of one workspace, over one open store."""
+
+    def __init__(self, ctx: Any, config: dict[str, Any]):
+        self.ctx = ctx
+        self.ws: Workspace = ctx.workspace
+        self.store = ctx.store
+        self.config = config
+        self._embedder_failed: str | None = None
+
+    # meta -----------------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        row = self.store.execute("SELECT value FROM index_meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.store.execute("DELETE FROM index_meta WHERE key = ?", (key,))
+        else:
+            self.store.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return None if self._embedder_failed else self.ctx.embedder
+
+    def embedder_id(self, embedder: Embedder | None) -> str:
+        return f"{embedder.provider}:{embedder.model}" if embedder else "none"
+
+    def _warn(self, message: str | None) -> None:
+        path = self.ws.state_dir / "warnings.json"
+        from lifelong.workspace import atomic_write
+
+        current = json.loads(path.read_text("utf-8")) if path.exists() else []
+        current = [w for w in current if not w.startswith("embedding:")]
+        if message:
+            current.append(f"embedding: {message}")
+        if current or path.exists():
+            atomic_write(path, json.dumps(current, indent=1))
+
+    # scanning -------------------------------------------------------------------------------
+    def indexed_files(self) -> dict[str, FileState]:
+        return {
+            r[0]: FileState(r[1], r[2], r[3], r[4])
+            for r in self.store.execute("SELECT path, mtime, size, sha256, corpus FROM files")
+        }
+
+    def disk_state(
+        self, indexed: dict[str, FileState] | None = None
+    ) -> tuple[dict[str, FileState], dict[str, Path]]:
+        indexed = self.indexed_files() if indexed is None else indexed
+        disk: dict[str, FileState] = {}
+        paths: dict[str, Path] = {}
+        for rel, (path, corpus) in scan_workspace(self.ws, self.config.get("extra_paths", [])).items():
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            prev = indexed.get(rel)
+            sha = prev.sha256 if prev and prev.mtime == st.st_mtime and prev.size == st.st_size else None
+            if sha is None:
+                sha = sha256_file(path)
+            disk[rel] = FileState(st.st_mtime, st.st_size, sha, corpus)
+            paths[rel] = path
+        return disk, paths
+
+    def needs_sync(self) -> bool:
+        """Cheap check: does any source file differ from the index by path, mtime or size?"""
+        indexed = self.indexed_files()
+        scanned = scan_workspace(self.ws, self.config.get("extra_paths", []))
+        if set(scanned) != set(indexed):
+            return True
+        for rel, (path, _corpus) in scanned.items():
+            try:
+                st = path.stat()
+            except OSError:
+                return True
+            prev = indexed[rel]
+            if prev.mtime != st.st_mtime or prev.size != st.st_size:
+                return True
+        return self.meta("embedder") != self.embedder_id(self.embedder) and self.embedder is not None
+
+    # syncing --------------------------------------------------------------------------------
+    def sync(
+        self, *, force: bool = False, progress: Callable[[str, int, int], None] | None = None
+    ) -> SyncReport:
+        started = time.monotonic()
+        with self.store.lock:
+            indexed = self.indexed_files()
+            disk, paths = self.disk_state(indexed)
+            embedder = self.embedder
+            stale_vectors = self.meta("embedder") not in (None, self.embedder_id(embedder))
+            plan = plan_changes(disk, indexed, force=force)
+            report = SyncReport(plan)
+            conn = self.store.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if stale_vectors or force:
+                    conn.execute("DELETE FROM chunk_vectors")
+                    conn.execute("DELETE FROM chunk_codes")
+                    self.set_meta(CENTROID_KEY, None)
+                for rel in plan.deleted:
+                    report.chunks_removed += self._delete_file(rel)
+                changed = list(plan.new) + list(plan.modified)
+                pending: list[tuple[int, str, str]] = []  # chunk id, embed hash, embed text
+                for n, rel in enumerate(changed):
+                    if progress:
+                        progress("chunk", n + 1, len(changed))
+                    report.chunks_removed += self._delete_file(rel)
+                    added, to_embed, error = self._index_file(rel, paths[rel], disk[rel])
+                    report.chunks_added += added
+                    pending.extend(to_embed)
+                    if error:
+                        report.skipped[rel] = error
+                for rel in plan.unchanged:
+                    st = disk[rel]
+                    conn.execute(
+                        "UPDATE files SET mtime = ?, size = ? WHERE path = ?", (st.mtime, st.size, rel)
+                    )
+                if stale_vectors or force:
+                    done = {p[0] for p in pending}
+                    pending.extend(
+                        (r[0], r[1], f"{r[2]}\n{r[3]}" if r[2] else r[3])
+                        for r in conn.execute("SELECT id, embed_hash, heading, text FROM chunks")
+                        if r[0] not in done
+                    )
+                vec_changed = bool(pending) or bool(plan.deleted) or bool(plan.modified)
+                if pending and embedder is not None:
+                    self._embed_and_store(embedder, pending, report, progress)
+                elif embedder is None:
+                    report.vectors = "none (FTS-only)"
+                self.set_meta("embedder", self.embedder_id(embedder) if report.vectors == "ok" else None)
+                if vec_changed or stale_vectors or force:
+                    self.set_meta("generation", uuid.uuid4().hex)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        report.elapsed_ms = (time.monotonic() - started) * 1000
+        if plan.changed:
+            self.ctx.hook("on_files_changed", ctx=self.ctx, changes=plan)
+        return report
+
+    def _delete_file(self, rel: str) -> int:
+        conn = self.store.conn
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path = ?", (rel,))]
+        if ids:
+            conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ((i,) for i in ids))
+            conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ((i,) for i in ids))
+            conn.executemany("DELETE FROM chunk_codes WHERE chunk_id = ?", ((i,) for i in ids))
+            conn.execute("DELETE FROM chunks WHERE path = ?", (rel,))
+        conn.execute("DELETE FROM files WHERE path = ?", (rel,))
+        return len(ids)
+
+    def _source_date(self, rel: str, mtime: float, frontmatter: dict[str, Any]) -> tuple[float | None, bool]:
+        tz = self.ws.timezone
+        day = daily_date(rel)
+        fm_date = frontmatter.get("date")
+        if day is None and isinstance(fm_date, dt.date):
+            day = fm_date if not isinstance(fm_date, dt.datetime) else fm_date.date()
+        if day is not None:
+            return dt.datetime(day.year, day.month, day.day, tzinfo=tz).timestamp(), False
+        return mtime, True  # MEMORY.md and non-dated files never decay
+
+    def _index_file(
+        self, rel: str, path: Path, state: FileState
+    ) -> tuple[int, list[tuple[int, str, str]], str | None]:
+        conn = self.store.conn
+        now = self.ctx.now().timestamp()
+        try:
+            text = read_text_file(path, max_bytes=self.ws.max_file_bytes)
+        except LifelongError as exc:
+            conn.execute(
+                "INSERT OR REPLACE INTO files(path, corpus, sha256, mtime, size, status, error, indexed_at) "
+                "VALUES (?, ?, ?, ?, ?, 'skipped', ?, ?)",
+                (rel, state.corpus, state.sha256, state.mtime, state.size, str(exc), now),
+            )
+            self.ctx.log("recall", f"skipped {rel}: {exc}")
+            return 0, [], str(exc)
+        error = None
+        try:
+            fm, body, offset = split_frontmatter(text)
+        except InputError as exc:
+            fm, body, offset = {}, text, 0
+            error = f"{exc}; indexed as plain text"
+            self.ctx.log("recall", f"{rel}: {error}")
+        chunks = chunk_markdown(
+            text,
+            target_tokens=self.config["chunk_tokens"],
+            overlap_tokens=self.config["chunk_overlap"],
+            first_line=offset + 1,
+            body=body if offset else None,
+        )
+        source_date, evergreen = self._source_date(rel, state.mtime, fm)
+        validity_start = None if evergreen else source_date
+        managed = _managed_line_ranges(text)
+        overrides = {
+            r[0]: r[1:]
+            for r in conn.execute(
+                "SELECT hash, validity_start, validity_end, superseded_by FROM chunk_validity WHERE path = ?",
+                (rel,),
+            )
+        }
+        to_embed: list[tuple[int, str, str]] = []
+        for chunk in chunks:
+            generated = any(s <= chunk.start_line and chunk.end_line <= e for s, e in managed)
+            etext = chunk.embedding_text()
+            ehash = hashlib.sha256(etext.encode("utf-8")).hexdigest()
+            vstart, vend, sup = overrides.get(chunk.sha256, (validity_start, None, None))
+            cur = conn.execute(
+                "INSERT INTO chunks(path, corpus, start_line, end_line, heading, text, hash, embed_hash, source_date,"
+                " evergreen, generated, validity_start, validity_end, ingestion_time, superseded_by)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    rel,
+                    state.corpus,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.heading,
+                    chunk.text,
+                    chunk.sha256,
+                    ehash,
+                    source_date,
+                    int(evergreen),
+                    int(generated),
+                    vstart if vstart is not None else validity_start,
+                    vend,
+                    now,
+                    sup,
+                ),
+            )
+            cid = cur.lastrowid
+            conn.execute(
+                "INSERT INTO chunks_fts(rowid, text, heading) VALUES (?, ?, ?)",
+                (cid, chunk.text, chunk.heading),
+            )
+            to_embed.append((cid, ehash, etext))
+        conn.execute(
+            "INSERT OR REPLACE INTO files(path, corpus, sha256, mtime, size, status, error, indexed_at) "
+            "VALUES (?, ?, ?, ?, ?, 'indexed', ?, ?)",
+            (rel, state.corpus, state.sha256, state.mtime, state.size, error, now),
+        )
+        return len(chunks), to_embed, error
+
+    def _embed_and_store(
+        self,
+        embedder: Embedder,
+        pending: list[tuple[int, str, str]],
+        report: SyncReport,
+        progress: Callable[[str, int, int], None] | None,
+    ) -> None:
+        conn = self.store.conn
+        provider, model = embedder.provider, embedder.model
+        hashes = sorted({h for _, h, _ in pending})
+        cached: dict[str, bytes] = {}
+        for i in range(0, len(hashes), 500):
+            part = hashes[i : i + 500]
+            q = ",".join("?" * len(part))
+            for h, blob in conn.execute(
+                f"SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND hash IN ({q})",
+                [provider, model, *part],
+            ):
+                cached[h] = blob
+        missing: dict[str, str] = {}
+        for _, h, t in pending:
+            if h not in cached:
+                missing.setdefault(h, t)
+        report.cache_hits = sum(1 for _, h, _ in pending if h in cached)
+        if missing:
+            items = list(missing.items())
+            batch = 64
+            try:
+                for i in range(0, len(items), batch):
+                    part = items[i : i + batch]
+                    vecs = embedder.embed_passages([t for _, t in part])
+                    now = time.time()
+                    rows = [
+                        (provider, model, h, int(v.shape[0]), to_blob(v), now)
+                        for (h, _), v in zip(part, vecs, strict=True)
+                    ]
+                    conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?, ?, ?, ?)", rows)
+                    for (h, _), v in zip(part, vecs, strict=True):
+                        cached[h] = to_blob(v)
+                    report.embedded += len(part)
+                    if progress:
+                        progress("embed", min(i + batch, len(items)), len(items))
+                self._warn(None)
+            except EmbeddingUnavailable as exc:
+                self._embedder_failed = str(exc)
+                report.vectors = f"failed ({exc}); search is FTS-only until the next successful index"
+                self._warn(str(exc))
+                self.ctx.log("recall", f"embedding failed: {exc}")
+                return
+        self._store_vectors([(cid, cached[h]) for cid, h, _ in pending])
+
+    def _store_vectors(self, rows: list[tuple[int, bytes]]) -> None:
+        if not rows:
+            return
+        conn = self.store.conn
+        centroid = self.centroid()
+        vecs = np.frombuffer(b"".join(b for _, b in rows), dtype=np.float32).reshape(len(rows), -1)
+        if centroid is None and (len(rows) + self.vector_count()) >= CENTROID_MIN_VECTORS:
+            existing = self._all_vectors(limit=20000)
+            sample = vecs if existing is None else np.vstack([existing, vecs])
+            centroid = sample[:20000].mean(axis=0).astype(np.float32)
+            self.set_meta(CENTROID_KEY, centroid.tobytes().hex())
+            self._recode_all(centroid)
+        codes = pack_codes(vecs, centroid)
+        conn.executemany("INSERT OR REPLACE INTO chunk_vectors(chunk_id, embedding) VALUES (?, ?)", rows)
+        conn.executemany(
+            "INSERT OR REPLACE INTO chunk_codes(chunk_id, code) VALUES (?, ?)",
+            [(cid, codes[i].tobytes()) for i, (cid, _) in enumerate(rows)],
+        )
+
+    def _recode_all(self, centroid: np.ndarray) -> None:
+        conn = self.store.conn
+        rows = conn.execute("SELECT chunk_id, embedding FROM chunk_vectors").fetchall()
+        if not rows:
+            return
+        vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        codes = pack_codes(vecs, centroid)
+        conn.executemany(
+            "INSERT OR REPLACE INTO chunk_codes(chunk_id, code) VALUES (?, ?)",
+            [(r[0], codes[i].tobytes()) for i, r in enumerate(rows)],
+        )
+
+    def _all_vectors(self, limit: int) -> np.ndarray | None:
+        rows = self.store.conn.execute("SELECT embedding FROM chunk_vectors LIMIT ?", (limit,)).fetchall()
+        if not rows:
+            return None
+        return np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+
+    def vector_count(self) -> int:
+        return self.store.conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
+
+    def centroid(self) -> np.ndarray | None:
+        raw = self.meta(CENTROID_KEY)
+        return np.frombuffer(bytes.fromhex(raw), dtype=np.float32) if raw else None
+
+    def code_matrix(self):  # noqa: ANN201
+        generation = self.meta("generation") or "0"
+
+        def load() -> tuple[np.ndarray, np.ndarray]:
+            rows = self.store.conn.execute(
+                "SELECT chunk_id, code FROM chunk_codes ORDER BY chunk_id"
+            ).fetchall()
+            words = (len(rows[0][1]) // 8) if rows else 6
+            return codes_from_rows(rows, words)
+
+        return CODES.get(str(self.store.path), generation, load)

@@ -1,0 +1,165 @@
+"""Scoring and ranking (pure): BM25 mapping, hybrid score, temporal decay, MMR, FTS query text."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+WORD_RE = re.compile(r"[\w][\w'’-]*[\w]|[\w]", re.UNICODE)
+
+STOPWORDS = frozenset(
+    """
+a about above after again against all am an and any are aren't as at be because been before being
+below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
+here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
+let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves
+out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the their
+theirs them themselves then there there's these they they'd they'll they're they've this those through
+to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
+where where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
+you've your yours yourself yourselves did does tell know remember recall said say like just also get got
+""".split()
+)
+
+
+def tokens(text: str) -> list[str]:
+    return [t.lower() for t in WORD_RE.findall(text)]
+
+
+def token_set(text: str) -> frozenset[str]:
+    return frozenset(t for t in tokens(text) if t not in STOPWORDS)
+
+
+def bm25_score(rank: float) -> float:
+    """Map an FTS5 bm25() rank (negative; more negative is better) to [0, 1): r/(1+r), r=-rank.
+    Monotonic: a better rank always maps higher; a non-match (rank >= 0) maps to 0."""
+    r = -rank
+    return r / (1.0 + r) if r > 0 else 0.0
+
+
+def decay_factor(age_days: float | None, half_life_days: float) -> float:
+    """2^(-age/half_life); 1.0 for evergreen content (age None) and for future dates."""
+    if age_days is None or half_life_days <= 0:
+        return 1.0
+    return math.pow(2.0, -max(0.0, age_days) / half_life_days)
+
+
+def hybrid_score(cosine: float | None, bm25: float | None, vector_weight: float, text_weight: float) -> float:
+    """Weighted sum with the weights renormalised to 1. A missing leg counts as 0; when no
+    vector leg exists at all (FTS-only index) the caller passes vector_weight 0."""
+    total = vector_weight + text_weight
+    if total <= 0:
+        return 0.0
+    vw, tw = vector_weight / total, text_weight / total
+    return vw * max(0.0, cosine or 0.0) + tw * (bm25 or 0.0)
+
+
+UNIT_RE = re.compile(r"\w+(?:[-_./:'’]\w+)*", re.UNICODE)
+PART_RE = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(
+    text: str,
+    *,
+    doc_freq: Callable[[list[str]], dict[str, int]] | None = None,
+    total_docs: int = 0,
+    max_df_ratio: float = 0.2,
+    max_terms: int = 12,
+) -> str | None:
+    """An FTS5 MATCH expression: quoted units joined by OR. A unit is a word, or a joined
+    identifier such as ``TW-418`` or ``v2.3`` kept as a phrase (the FTS tokenizer splits it the
+    same way). Stopwords, terms absent from the index, and very-high-df terms are dropped (they
+    make OR queries ~100x slower and carry no signal); the rarest term is always kept. The rarest
+    ``max_terms`` survive. None when nothing is left."""
+    units: dict[str, tuple[str, ...]] = {}
+    for unit in UNIT_RE.findall(text):
+        parts = tuple(p.lower() for p in PART_RE.findall(unit))
+        if not parts or (len(parts) == 1 and parts[0] in STOPWORDS):
+            continue
+        units.setdefault(" ".join(parts), parts)
+    if not units:
+        return None
+    order = list(units)
+    if doc_freq is not None and total_docs > 0:
+        df_parts = doc_freq(sorted({p for parts in units.values() for p in parts}))
+        df = {u: min(df_parts.get(p, 0) for p in parts) for u, parts in units.items()}
+        limit = max(1, int(total_docs * max_df_ratio))
+        present = [u for u in order if df[u] > 0]
+        if not present:
+            return None
+        kept = [u for u in present if df[u] <= limit] or [min(present, key=lambda u: df[u])]
+        order = sorted(kept, key=lambda u: df[u])[:max_terms]
+    else:
+        order = order[:max_terms]
+    return " OR ".join('"' + u.replace('"', '""') + '"' for u in order)
+
+
+@dataclass
+class Candidate:
+    """One search candidate as it moves through the ranking."""
+
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    corpus: str = "memory"
+    heading: str = ""
+    source_date: float | None = None  # epoch seconds
+    evergreen: bool = False
+    generated: bool = False
+    cosine: float | None = None
+    bm25: float | None = None
+    fts_rank: float | None = None
+    hybrid: float = 0.0
+    decay: float = 1.0
+    score: float = 0.0
+    mmr_penalty: float = 0.0
+    rescued: bool = False
+    validity_end: float | None = None
+    superseded_by: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}:{self.start_line}:{self.end_line}"
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b) if (a or b) else 0.0
+
+
+def mmr(
+    candidates: Sequence[Candidate], *, lam: float, limit: int, drop_above: float = 0.85
+) -> list[Candidate]:
+    """Maximal marginal relevance over token-set Jaccard similarity: repeatedly pick the
+    candidate maximising lam*score - (1-lam)*max_similarity_to_picked. Near-duplicates of an
+    already picked candidate sink, and those at or above ``drop_above`` similarity are dropped
+    (an overlapping chunk or a copied paragraph). Picks keep their original score."""
+    pool = sorted(candidates, key=lambda c: c.score, reverse=True)
+    sets = {id(c): token_set(c.text) for c in pool}
+    picked: list[Candidate] = []
+    penalties: list[float] = []
+    while pool and len(picked) < limit:
+        best, best_value, best_pen = None, -math.inf, 0.0
+        for c in pool:
+            pen = max((jaccard(sets[id(c)], sets[id(p)]) for p in picked), default=0.0)
+            value = lam * c.score - (1 - lam) * pen
+            if value > best_value:
+                best, best_value, best_pen = c, value, pen
+        assert best is not None
+        pool.remove(best)
+        if picked and best_pen >= drop_above:
+            continue
+        picked.append(best)
+        penalties.append(best_pen)
+    return [replace(c, mmr_penalty=p) for c, p in zip(picked, penalties, strict=True)]

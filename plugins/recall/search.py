@@ -1,0 +1,386 @@
+"""The search pipeline: retrieval_pre -> FTS5 + vector legs (validity predicate inside the SQL of
+both) -> hybrid score x decay -> retrieval_post -> corpus_supplement merge -> MMR -> min_score
+(with the lexical rescue) -> top-k -> recall events."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+import re
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from lifelong.errors import InputError
+
+from .index import RecallIndex, is_generated_path
+from .scoring import Candidate, bm25_score, decay_factor, fts_query, hybrid_score, mmr
+from .vectors import pack_codes
+
+MODES = ("current", "valid-at", "all")
+CORPORA = ("memory", "wiki", "all")
+_total_docs_cache: dict[tuple[str, str], int] = {}
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    max_results: int = 6
+    min_score: float = 0.35
+    corpus: str = "memory"
+    mode: str = "current"
+    as_of: dt.datetime | None = None
+    source: str = "tool"
+    record: bool = True
+    query_vector: Any = None  # precomputed query embedding (benchmarks exclude embedding time)
+
+    def validate(self) -> SearchRequest:
+        if not self.query or not self.query.strip():
+            raise InputError("query is empty")
+        if self.corpus not in CORPORA:
+            raise InputError(f"corpus: invalid value {self.corpus!r} (allowed: {', '.join(CORPORA)})")
+        if self.mode not in MODES:
+            raise InputError(f"mode: invalid value {self.mode!r} (allowed: {', '.join(MODES)})")
+        if self.mode == "valid-at" and self.as_of is None:
+            raise InputError("mode valid-at needs as_of (an ISO 8601 date/time)")
+        if not 1 <= self.max_results <= 100:
+            raise InputError(f"max_results: invalid value {self.max_results} (allowed: 1 to 100)")
+        if not 0.0 <= self.min_score <= 1.0:
+            raise InputError(f"min_score: invalid value {self.min_score} (allowed: 0 to 1)")
+        return self
+
+
+@dataclass
+class SearchOutcome:
+    request: SearchRequest
+    results: list[Candidate]
+    elapsed_ms: float
+    legs: dict[str, Any] = field(default_factory=dict)
+    short_circuit: bool = False
+
+
+def validity_sql(mode: str, at: float) -> tuple[str, list[Any]]:
+    if mode == "current":
+        return "(c.validity_end IS NULL OR c.validity_end > ?)", [at]
+    if mode == "valid-at":
+        return (
+            "(c.validity_start IS NULL OR c.validity_start <= ?) AND (c.validity_end IS NULL OR c.validity_end > ?)",
+            [at, at],
+        )
+    return "1", []
+
+
+def corpus_sql(corpus: str) -> tuple[str, list[Any]]:
+    if corpus == "all":
+        return "1", []
+    return "c.corpus = ?", [corpus]
+
+
+def normalise_claim(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip().lower())
+
+
+def claim_hash(text: str) -> str:
+    return hashlib.sha256(normalise_claim(text).encode("utf-8")).hexdigest()[:32]
+
+
+def snippet_of(text: str, limit: int) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+_CAND_COLS = (
+    "id, path, corpus, start_line, end_line, heading, text, source_date, evergreen, generated, "
+    "validity_end, superseded_by"
+)
+
+
+def _candidate(row: tuple) -> Candidate:
+    return Candidate(
+        chunk_id=row[0],
+        path=row[1],
+        corpus=row[2],
+        start_line=row[3],
+        end_line=row[4],
+        heading=row[5],
+        text=row[6],
+        source_date=row[7],
+        evergreen=bool(row[8]),
+        generated=bool(row[9]),
+        validity_end=row[10],
+        superseded_by=row[11],
+    )
+
+
+class Searcher:
+    def __init__(self, index: RecallIndex):
+        self.index = index
+        self.ctx = index.ctx
+        self.config = index.config
+        self.conn = index.store.conn
+
+    # legs -----------------------------------------------------------------------------------
+    def _doc_freq(self, terms: list[str]) -> dict[str, int]:
+        q = ",".join("?" * len(terms))
+        return {
+            t: d
+            for t, d in self.conn.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({q})", terms)
+        }
+
+    def _total_docs(self) -> int:
+        key = (str(self.index.store.path), self.index.meta("generation") or "0")
+        if key not in _total_docs_cache:
+            _total_docs_cache[key] = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return _total_docs_cache[key]
+
+    def fts_leg(self, req: SearchRequest, where: str, params: list[Any], limit: int) -> dict[int, float]:
+        match = fts_query(
+            req.query,
+            doc_freq=self._doc_freq,
+            total_docs=self._total_docs(),
+            max_df_ratio=self.config["fts_max_df_ratio"],
+        )
+        if match is None:
+            return {}
+        sql = (
+            f"SELECT c.id, bm25(chunks_fts, 1.0, 0.5) AS rank FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"
+        )
+        return {cid: rank for cid, rank in self.conn.execute(sql, [match, *params, limit])}
+
+    def vector_leg(self, qvec: np.ndarray, where: str, params: list[Any], limit: int) -> dict[int, float]:
+        matrix = self.index.code_matrix()
+        n = matrix.ids.shape[0]
+        if n == 0:
+            return {}
+        pool = max(self.config["vector_pool"], limit * 10)
+        qcode = pack_codes(qvec[None, :].astype(np.float32), self.index.centroid())[0]
+        out: dict[int, float] = {}
+        while True:
+            ids = matrix.nearest(qcode, pool)
+            rows = self.conn.execute(
+                f"SELECT c.id, v.embedding FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id "
+                f"WHERE v.chunk_id IN (SELECT value FROM json_each(?)) AND {where}",
+                [json.dumps(ids.tolist()), *params],
+            ).fetchall()
+            if rows:
+                vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+                sims = vecs @ qvec
+                order = np.argsort(-sims)[:limit]
+                out = {rows[i][0]: float(sims[i]) for i in order}
+            if len(out) >= limit or pool >= n:
+                return out
+            pool = min(n, pool * 4)  # the filters removed too many: widen the coarse pool
+
+    def cosines(self, qvec: np.ndarray, ids: list[int]) -> dict[int, float]:
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            "SELECT chunk_id, embedding FROM chunk_vectors WHERE chunk_id IN "
+            "(SELECT value FROM json_each(?))",
+            [json.dumps(ids)],
+        ).fetchall()
+        if not rows:
+            return {}
+        vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        sims = vecs @ qvec
+        return {rows[i][0]: float(sims[i]) for i in range(len(rows))}
+
+    # the pipeline ---------------------------------------------------------------------------
+    def search(self, req: SearchRequest) -> SearchOutcome:
+        req.validate()
+        started = time.monotonic()
+        cfg = self.config
+        now = self.ctx.now()
+        at = (req.as_of or now) if req.mode == "valid-at" else now
+        legs: dict[str, Any] = {}
+        pre = self.ctx.first("retrieval_pre", ctx=self.ctx, request=req)
+        if pre is not None:
+            results = [c if isinstance(c, Candidate) else Candidate(**c) for c in pre][: req.max_results]
+            outcome = SearchOutcome(
+                req, results, (time.monotonic() - started) * 1000, {"retrieval_pre": True}, True
+            )
+            self._record(req, results, now)
+            return outcome
+
+        vwhere, vparams = validity_sql(req.mode, at.timestamp())
+        cwhere, cparams = corpus_sql(req.corpus)
+        where, params = f"{vwhere} AND {cwhere}", [*vparams, *cparams]
+        pool = req.max_results * cfg["candidate_multiplier"]
+
+        t0 = time.monotonic()
+        fts = self.fts_leg(req, where, params, pool)
+        legs["fts_ms"] = (time.monotonic() - t0) * 1000
+        embedder = self.index.embedder
+        qvec = None
+        vec: dict[int, float] = {}
+        have_vectors = embedder is not None and self.index.meta("embedder") == self.index.embedder_id(
+            embedder
+        )
+        if have_vectors:
+            t0 = time.monotonic()
+            qvec = (
+                np.asarray(req.query_vector, dtype=np.float32)
+                if req.query_vector is not None
+                else embedder.embed_query(req.query)
+            )
+            legs["embed_ms"] = (time.monotonic() - t0) * 1000
+            t0 = time.monotonic()
+            vec = self.vector_leg(qvec, where, params, pool)
+            legs["vector_ms"] = (time.monotonic() - t0) * 1000
+        legs.update(fts_hits=len(fts), vector_hits=len(vec), vectors=have_vectors)
+
+        ids = list(dict.fromkeys([*vec, *fts]))
+        if not ids:
+            return SearchOutcome(req, [], (time.monotonic() - started) * 1000, legs)
+        rows = self.conn.execute(
+            f"SELECT {_CAND_COLS} FROM chunks WHERE id IN (SELECT value FROM json_each(?))", [json.dumps(ids)]
+        ).fetchall()
+        missing_cos = [i for i in fts if i not in vec]
+        if qvec is not None and missing_cos:
+            vec.update(self.cosines(qvec, missing_cos))
+        vw = cfg["vector_weight"] if have_vectors else 0.0
+        tw = cfg["text_weight"]
+        ref = at.timestamp()
+        candidates: list[Candidate] = []
+        for row in rows:
+            c = _candidate(row)
+            c.cosine = vec.get(c.chunk_id)
+            c.fts_rank = fts.get(c.chunk_id)
+            c.bm25 = bm25_score(c.fts_rank) if c.fts_rank is not None else 0.0
+            c.hybrid = hybrid_score(c.cosine, c.bm25, vw, tw)
+            age = None if c.evergreen or c.source_date is None else (ref - c.source_date) / 86400.0
+            c.decay = decay_factor(age, cfg["half_life_days"])
+            c.score = c.hybrid * c.decay
+            candidates.append(c)
+
+        for post in self.ctx.hook("retrieval_post", ctx=self.ctx, request=req, candidates=candidates):
+            if isinstance(post, list):
+                candidates = post
+
+        if req.corpus in ("wiki", "all"):
+            for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
+                candidates.extend(c if isinstance(c, Candidate) else Candidate(**c) for c in extra)
+
+        ranked = mmr(
+            candidates,
+            lam=cfg["mmr_lambda"],
+            limit=len(candidates),
+            drop_above=cfg["mmr_duplicate_threshold"],
+        )
+        passing = [c for c in ranked if c.score >= req.min_score]
+        # lexical rescue (openclaw#25183): an exact keyword hit must not vanish under min_score
+        strong = sorted(
+            (c for c in ranked if c.bm25 and c.bm25 >= cfg["lexical_rescue_min"]),
+            key=lambda c: c.bm25 or 0.0,
+            reverse=True,
+        )[:2]
+        if not passing:
+            strong = (
+                strong or sorted((c for c in ranked if c.bm25), key=lambda c: c.bm25 or 0.0, reverse=True)[:1]
+            )
+        present = {c.chunk_id for c in passing}
+        rescued = [replace(c, rescued=True) for c in strong if c.chunk_id not in present]
+        results = self._cap_per_corpus(passing, req) if req.corpus == "all" else passing[: req.max_results]
+        if rescued:
+            room = req.max_results - len(results)
+            if room < len(rescued):
+                results = results[: max(0, req.max_results - len(rescued))]
+            results = results + rescued[: req.max_results]
+        outcome = SearchOutcome(req, results, (time.monotonic() - started) * 1000, legs)
+        self._record(req, results, now)
+        return outcome
+
+    def _cap_per_corpus(self, ranked: list[Candidate], req: SearchRequest) -> list[Candidate]:
+        """At most ceil(k/2) per corpus first, then backfill by score."""
+        cap = math.ceil(req.max_results / 2)
+        counts: dict[str, int] = {}
+        picked: list[Candidate] = []
+        rest: list[Candidate] = []
+        for c in ranked:
+            if counts.get(c.corpus, 0) < cap and len(picked) < req.max_results:
+                picked.append(c)
+                counts[c.corpus] = counts.get(c.corpus, 0) + 1
+            else:
+                rest.append(c)
+        picked.extend(rest[: req.max_results - len(picked)])
+        return sorted(picked, key=lambda c: c.score, reverse=True)
+
+    def _record(self, req: SearchRequest, results: list[Candidate], now: dt.datetime) -> None:
+        if not req.record or not self.config["record_events"] or not results:
+            return
+        tz = self.index.ws.timezone
+        day = now.astimezone(tz).date().isoformat()
+        qhash = hashlib.sha256(normalise_claim(req.query).encode("utf-8")).hexdigest()[:32]
+        rows = []
+        for c in results:
+            if c.generated or is_generated_path(c.path) or c.chunk_id < 0:
+                continue  # never feed the suite's own output back into consolidation
+            snip = snippet_of(c.text, self.config["snippet_chars"])
+            rows.append(
+                (
+                    now.timestamp(),
+                    day,
+                    qhash,
+                    req.query[:1000],
+                    c.key,
+                    claim_hash(snip),
+                    c.path,
+                    c.start_line,
+                    c.end_line,
+                    c.corpus,
+                    float(c.score),
+                    req.source,
+                )
+            )
+        if rows:
+            with self.index.store.lock:
+                self.conn.executemany(
+                    "INSERT INTO recall_events(ts, day, query_hash, query, chunk_key, claim_hash, path, start_line,"
+                    " end_line, corpus, score, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+                self.conn.commit()
+
+
+def result_json(
+    c: Candidate, snippet_chars: int, explain: bool = False, tz: dt.tzinfo = dt.UTC
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "path": c.path,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "score": round(c.score, 4),
+        "snippet": snippet_of(c.text, snippet_chars),
+        "corpus": c.corpus,
+        "heading": c.heading,
+        "citation": f"Source: {c.citation}",
+        "source_date": (
+            dt.datetime.fromtimestamp(c.source_date, tz).date().isoformat()
+            if c.source_date is not None and not c.evergreen
+            else None
+        ),
+    }
+    if c.superseded_by or c.validity_end is not None:
+        out["superseded_by"] = c.superseded_by
+        out["validity_end"] = (
+            dt.datetime.fromtimestamp(c.validity_end, dt.UTC).isoformat()
+            if c.validity_end is not None
+            else None
+        )
+    if explain:
+        keep = ("cosine", "bm25", "fts_rank", "hybrid", "decay", "mmr_penalty", "rescued", "evergreen")
+        out["explain"] = {
+            k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(c).items() if k in keep
+        }
+    return out

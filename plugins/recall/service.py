@@ -1,0 +1,167 @@
+"""The recall plugin's public operations, shared by its tools, its commands and other plugins
+(through the tools registry): open the index, sync, search, get."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lifelong import clock
+from lifelong.errors import InputError, LifelongError
+
+from .index import RecallIndex, is_generated_path
+from .search import Searcher, SearchOutcome, SearchRequest, result_json
+
+PLUGIN = "recall"
+
+
+def index_for(ctx: Any) -> RecallIndex:
+    """The RecallIndex of this host (one per context, created on first use)."""
+    idx = ctx.state.get("recall.index")
+    if idx is None:
+        idx = RecallIndex(ctx, ctx.config(PLUGIN))
+        ctx.state["recall.index"] = idx
+    return idx
+
+
+def ensure_synced(ctx: Any) -> None:
+    idx = index_for(ctx)
+    if idx.config["auto_sync"] and idx.needs_sync():
+        idx.sync()
+
+
+def run_search(ctx: Any, request: SearchRequest, *, sync: bool = True) -> SearchOutcome:
+    if sync:
+        ensure_synced(ctx)
+    return Searcher(index_for(ctx)).search(request)
+
+
+def make_request(
+    ctx: Any,
+    *,
+    query: str,
+    max_results: int | None = None,
+    min_score: float | None = None,
+    corpus: str | None = None,
+    mode: str | None = None,
+    as_of: str | None = None,
+    source: str = "tool",
+) -> SearchRequest:
+    cfg = ctx.config(PLUGIN)
+    when = clock.parse_instant(as_of, ctx.workspace.timezone) if as_of else None
+    return SearchRequest(
+        query=str(query),
+        max_results=int(max_results or cfg["max_results"]),
+        min_score=float(cfg["min_score"] if min_score is None else min_score),
+        corpus=corpus or "memory",
+        mode=mode or ("valid-at" if when else "current"),
+        as_of=when,
+        source=source,
+    ).validate()
+
+
+SEARCH_PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "What to look for, in natural language or keywords."},
+        "max_results": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Default 6."},
+        "min_score": {"type": "number", "minimum": 0, "maximum": 1, "description": "Default 0.35."},
+        "corpus": {"type": "string", "enum": ["memory", "wiki", "all"], "description": "Default memory."},
+        "mode": {
+            "type": "string",
+            "enum": ["current", "valid-at", "all"],
+            "description": "current (default): only facts still valid; valid-at: as of as_of; all.",
+        },
+        "as_of": {"type": "string", "description": "ISO 8601 date/time for mode valid-at."},
+        "source": {
+            "type": "string",
+            "enum": ["tool", "gate", "cli", "eval"],
+            "description": "Who is searching (recorded with recall events). Default tool.",
+        },
+    },
+    "required": ["query"],
+}
+
+GET_PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Workspace-relative path, e.g. memory/2026-03-04.md"},
+        "from": {"type": "integer", "minimum": 1, "description": "First line (1-based). Default 1."},
+        "lines": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "How many lines. Default: the whole file (capped).",
+        },
+    },
+    "required": ["path"],
+}
+
+
+def memory_search(ctx: Any, **args: Any) -> dict[str, Any]:
+    try:
+        req = make_request(ctx, **args)
+        outcome = run_search(ctx, req)
+    except LifelongError as exc:
+        return {"error": str(exc)}
+    cfg = ctx.config(PLUGIN)
+    tz = ctx.workspace.timezone
+    return {
+        "query": req.query,
+        "corpus": req.corpus,
+        "mode": req.mode,
+        "results": [result_json(c, cfg["snippet_chars"], tz=tz) for c in outcome.results],
+    }
+
+
+def memory_get(ctx: Any, **args: Any) -> dict[str, Any]:
+    rel = str(args.get("path", ""))
+    try:
+        return read_lines(ctx, rel, args.get("from"), args.get("lines"))
+    except LifelongError as exc:
+        return {"error": str(exc)}
+
+
+def read_lines(ctx: Any, rel: str, start: int | None, count: int | None) -> dict[str, Any]:
+    ws = ctx.workspace
+    path = ws.resolve(rel)
+    relpath = ws.relpath(path)
+    if not relpath.endswith(".md") or relpath.startswith(".lifelong/"):
+        raise InputError(f"{rel}: only markdown files of the workspace can be read")
+    if not path.is_file():
+        raise InputError(f"{rel}: no such file in the workspace")
+    text = ws.read_text(relpath)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    first = int(start or 1)
+    if first < 1:
+        raise InputError(f"from: invalid value {first} (lines are numbered from 1)")
+    cap = ctx.config(PLUGIN)["get_max_lines"]
+    n = min(int(count or cap), cap)
+    chunk = lines[first - 1 : first - 1 + n]
+    return {
+        "path": relpath,
+        "from": first,
+        "to": first + len(chunk) - 1 if chunk else first - 1,
+        "total_lines": len(lines),
+        "text": "\n".join(chunk),
+        "generated": is_generated_path(relpath),
+        "truncated": first - 1 + n < len(lines),
+    }
+
+
+def register_tools(register: Any) -> None:
+    register(
+        "memory_search",
+        "Search the agent's long-term memory (markdown notes, MEMORY.md, and with corpus=all the wiki). "
+        "Returns snippets with a 'Source: path#Lx-Ly' citation; use memory_get to read more lines.",
+        SEARCH_PARAMETERS,
+        memory_search,
+        PLUGIN,
+    )
+    register(
+        "memory_get",
+        "Read lines of a memory markdown file by workspace-relative path.",
+        GET_PARAMETERS,
+        memory_get,
+        PLUGIN,
+    )

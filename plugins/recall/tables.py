@@ -1,0 +1,104 @@
+"""The recall index tables, as a sqlite-utils Migrations set.
+
+The vec0 table is not here: its dimension depends on the embedding model, so the index creates
+(and re-creates) it when it knows the model (see ``vectors.py``)."""
+
+from __future__ import annotations
+
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("lifelong.recall")
+
+
+@migrations()
+def m001_core_tables(db):  # noqa: ANN001 - sqlite-utils passes the Database
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS files (
+            path TEXT PRIMARY KEY,
+            corpus TEXT NOT NULL,
+            sha256 TEXT,
+            mtime REAL NOT NULL,
+            size INTEGER NOT NULL,
+            status TEXT NOT NULL DEFAULT 'indexed',   -- indexed | skipped
+            error TEXT,
+            indexed_at REAL
+        )""")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS chunks (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,
+            corpus TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            heading TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL,            -- sha256 of text
+            embed_hash TEXT NOT NULL,      -- sha256 of the embedded text (heading + text)
+            source_date REAL,              -- epoch seconds: daily date, else file mtime
+            evergreen INTEGER NOT NULL DEFAULT 0,
+            generated INTEGER NOT NULL DEFAULT 0,   -- inside a lifelong-managed region
+            validity_start REAL,
+            validity_end REAL,
+            ingestion_time REAL NOT NULL,
+            superseded_by TEXT
+        )""")
+    db.execute("CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path)")
+    db.execute("CREATE INDEX IF NOT EXISTS chunks_validity_end ON chunks(validity_end)")
+    db.execute("CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash)")
+    db.execute("""
+        CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+            text, heading, tokenize = 'unicode61 remove_diacritics 2'
+        )""")
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, row)")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS chunk_vectors (
+            chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+            embedding BLOB NOT NULL
+        )""")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS chunk_codes (
+            chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+            code BLOB NOT NULL             -- sign bits of (embedding - centroid), see vectors.py
+        )""")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS embedding_cache (
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            embedding BLOB NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (provider, model, hash)
+        )""")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS chunk_validity (
+            path TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            validity_start REAL,
+            validity_end REAL,
+            superseded_by TEXT,
+            PRIMARY KEY (path, hash)
+        )""")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS recall_events (
+            id INTEGER PRIMARY KEY,
+            ts REAL NOT NULL,
+            day TEXT NOT NULL,             -- YYYY-MM-DD in the workspace time zone
+            query_hash TEXT NOT NULL,
+            query TEXT NOT NULL,
+            chunk_key TEXT NOT NULL,       -- path:start:end
+            claim_hash TEXT NOT NULL,      -- sha256 of the normalised snippet
+            path TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            corpus TEXT NOT NULL,
+            score REAL NOT NULL,
+            source TEXT NOT NULL           -- tool | gate | cli | eval
+        )""")
+    db.execute("CREATE INDEX IF NOT EXISTS recall_events_day ON recall_events(day)")
+    db.execute("CREATE INDEX IF NOT EXISTS recall_events_path ON recall_events(path)")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS index_meta (
+            key TEXT PRIMARY KEY,
+            value TEXT
+        )""")
