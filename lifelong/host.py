@@ -230,7 +230,8 @@ class Host:
         try:
             self.pm.check_pending()
         except pluggy.PluginValidationError as exc:
-            raise PluginError(f"plugin {exc.plugin_name!r}: {exc}") from exc
+            name = self.pm.get_name(exc.plugin) if getattr(exc, "plugin", None) is not None else "?"
+            raise PluginError(f"plugin {name!r}: {exc}") from exc
         self.call("register_tools", register=self._register_tool)
         self.call("register_migrations", register=self.migrations.append)
 
