@@ -52,6 +52,24 @@ def emit_json(data: Any) -> None:
 
 
 class LifelongGroup(click.Group):
+    """The root group. Plugin commands are added on first use (not at import, so a plugin's
+    command module may import this module without a circular import)."""
+
+    _plugins_loaded = False
+
+    def load_plugin_commands(self) -> None:
+        if not self._plugins_loaded:
+            self._plugins_loaded = True
+            _register_plugin_commands(self)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self.load_plugin_commands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self.load_plugin_commands()
+        return super().get_command(ctx, cmd_name)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -233,6 +251,7 @@ def demo(ctx: click.Context, directory: str | None) -> None:
     run = _DemoRun(ctx, root)
     run.step("Create a workspace from the template", ["init", str(root)])
     run.step("Status", ["--workspace", str(root), "status"])
+    cli.load_plugin_commands()
     for title, args in _demo_steps(root):
         if args[2] not in cli.commands:
             click.echo(f"\n== {title}: skipped (command {args[2]!r} not available in this version)")
@@ -266,16 +285,13 @@ class _DemoRun:
         clock.set_now(None)
 
 
-def _register_plugin_commands() -> None:
+def _register_plugin_commands(group: click.Group) -> None:
     try:
         host = Host(None)
     except LifelongError as exc:  # a broken third-party plugin must not hide the core commands
         click.echo(f"warning: {exc}", err=True)
         host = Host(None, builtins=BUILTIN_PLUGINS, entry_points=False)
-    host.call("register_commands", cli=cli)
-
-
-_register_plugin_commands()
+    host.call("register_commands", cli=group)
 
 
 def main() -> None:

@@ -4,8 +4,9 @@ A document becomes *blocks* (a heading, a paragraph, one top-level list item wit
 nested under it, a code fence, a table, a quote) with exact 1-based line ranges, from
 markdown-it-py's token maps. Blocks are packed greedily into chunks of about ``target_tokens``;
 each new chunk starts with the trailing blocks of the previous one up to ``overlap_tokens``.
-A block larger than a chunk (a huge paragraph or code block) is the only thing ever split, and
-then on line boundaries. A chunk's text is the exact source lines, so line numbers are exact.
+A new chunk starts at a heading once the current one holds a quarter of the target, so chunks
+follow sections. A block is kept whole up to twice the target; only a block larger than that
+(a huge paragraph or code block) is ever split, and then on line boundaries. A chunk's text is the exact source lines, so line numbers are exact.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def chunk_markdown(
     # split oversized blocks on line boundaries
     pieces: list[Block] = []
     for b in blocks:
-        if estimate_tokens(block_text(b.start, b.end)) <= target_tokens:
+        if estimate_tokens(block_text(b.start, b.end)) <= 2 * target_tokens:
             pieces.append(b)
             continue
         cur = b.start
@@ -145,13 +146,13 @@ def chunk_markdown(
             return
         start, end = current[0].start, current[-1].end
         path = next((b.heading_path for b in current if b.kind != "heading"), current[0].heading_path)
-        if current[0].kind == "heading" and len(current[0].heading_path) > 0:
-            path = current[0].heading_path
         chunks.append(Chunk(start, end, block_text(start, end), path))
 
     for piece in pieces:
         t = estimate_tokens(block_text(piece.start, piece.end))
-        if current and size + t > target_tokens and not all(b.kind == "heading" for b in current):
+        has_content = any(b.kind != "heading" for b in current)
+        section_break = piece.kind == "heading" and size >= target_tokens / 4
+        if current and has_content and (size + t > target_tokens or section_break):
             flush()
             # overlap: carry trailing non-heading blocks up to overlap_tokens
             carry: list[Block] = []

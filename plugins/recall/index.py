@@ -243,7 +243,8 @@ class RecallIndex:
             indexed = self.indexed_files()
             disk, paths = self.disk_state(indexed)
             embedder = self.embedder
-            stale_vectors = self.meta("embedder") not in (None, self.embedder_id(embedder))
+            # vectors of another provider/model (or none yet) are rebuilt for every chunk
+            stale_vectors = embedder is not None and self.meta("embedder") != self.embedder_id(embedder)
             plan = plan_changes(disk, indexed, force=force)
             report = SyncReport(plan)
             conn = self.store.conn

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from lifelong.errors import ConfigError, PluginError
-from lifelong.hookspecs import GateResult, WriteDecision
 from lifelong.host import BUILTIN_PLUGINS, HOOK_NAMES, Host, implemented_hooks, load_manifest
 from lifelong.workspace import Workspace
 
@@ -29,10 +28,13 @@ def make_plugin(root: Path, pid: str, body: str, hooks: str, manifest: str | Non
     """Write a real plugin package on disk and import it."""
     pkg = root / f"tp_{pid}"
     pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("from lifelong.hookspecs import hookimpl, GateResult, WriteDecision\n"
-                                     + textwrap.dedent(body))
+    (pkg / "__init__.py").write_text(
+        "from lifelong.hookspecs import hookimpl, GateResult, WriteDecision\n" + textwrap.dedent(body)
+    )
     if manifest is not False:
-        (pkg / "plugin.yaml").write_text(manifest if manifest is not None else MANIFEST.format(id=pid, hooks=hooks))
+        (pkg / "plugin.yaml").write_text(
+            manifest if manifest is not None else MANIFEST.format(id=pid, hooks=hooks)
+        )
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     sys.modules.pop(pkg.name, None)
@@ -50,7 +52,10 @@ def plugin_root(tmp_path: Path) -> Path:
 
 def test_a_raising_plugin_does_not_stop_the_others(plugin_root: Path, make_workspace) -> None:
     ws = make_workspace()
-    bad = make_plugin(plugin_root, "bad", """
+    bad = make_plugin(
+        plugin_root,
+        "bad",
+        """
         @hookimpl
         def before_prompt_build(ctx, session):
             raise RuntimeError("boom")
@@ -58,8 +63,13 @@ def test_a_raising_plugin_does_not_stop_the_others(plugin_root: Path, make_works
         @hookimpl
         def before_message_write(ctx, candidate, existing):
             raise ValueError("broken gate")
-        """, "before_prompt_build, before_message_write")
-    good = make_plugin(plugin_root, "good", """
+        """,
+        "before_prompt_build, before_message_write",
+    )
+    good = make_plugin(
+        plugin_root,
+        "good",
+        """
         @hookimpl
         def before_prompt_build(ctx, session):
             return GateResult(status="ok", note="from good", prefix="P", source="good")
@@ -67,7 +77,9 @@ def test_a_raising_plugin_does_not_stop_the_others(plugin_root: Path, make_works
         @hookimpl
         def before_message_write(ctx, candidate, existing):
             return WriteDecision("warn", "similar fact exists")
-        """, "before_prompt_build, before_message_write")
+        """,
+        "before_prompt_build, before_message_write",
+    )
     host = Host(ws, builtins=(), entry_points=False, extra_plugins=[good, bad])
     result = host.before_reply({"id": "s1"}, "hello")
     assert result.note == "from good" and result.prefix == "P"
@@ -78,20 +90,30 @@ def test_a_raising_plugin_does_not_stop_the_others(plugin_root: Path, make_works
 
 
 def test_firstresult_stops_at_first_answer(plugin_root: Path, make_workspace) -> None:
-    a = make_plugin(plugin_root, "pa", """
+    a = make_plugin(
+        plugin_root,
+        "pa",
+        """
         CALLS = []
         @hookimpl
         def retrieval_pre(ctx, request):
             CALLS.append("a")
             return ["from a"]
-        """, "retrieval_pre")
-    b = make_plugin(plugin_root, "pb", """
+        """,
+        "retrieval_pre",
+    )
+    b = make_plugin(
+        plugin_root,
+        "pb",
+        """
         CALLS = []
         @hookimpl
         def retrieval_pre(ctx, request):
             CALLS.append("b")
             return None
-        """, "retrieval_pre")
+        """,
+        "retrieval_pre",
+    )
     host = Host(make_workspace(), builtins=(), entry_points=False, extra_plugins=[a, b])
     # pluggy order: last registered first; b returns None, so a is asked and answers
     assert host.call("retrieval_pre", ctx=host.ctx, request={}) == [["from a"]]
@@ -105,7 +127,9 @@ def test_firstresult_stops_at_first_answer(plugin_root: Path, make_workspace) ->
 
 def test_missing_schema_refuses_with_clear_error(plugin_root: Path, make_workspace) -> None:
     mod = make_plugin(plugin_root, "noschema", "", "", manifest="id: noschema\ndescription: x\nhooks: []\n")
-    with pytest.raises(PluginError, match=r"plugin 'noschema': plugin.yaml has no config_schema; refusing to load"):
+    with pytest.raises(
+        PluginError, match=r"plugin 'noschema': plugin.yaml has no config_schema; refusing to load"
+    ):
         Host(make_workspace(), builtins=(), entry_points=False, extra_plugins=[mod])
     nofile = make_plugin(plugin_root, "nofile", "", "", manifest=False)
     with pytest.raises(PluginError, match="no plugin.yaml"):
@@ -113,12 +137,26 @@ def test_missing_schema_refuses_with_clear_error(plugin_root: Path, make_workspa
 
 
 def test_invalid_schema_refuses(plugin_root: Path) -> None:
-    mod = make_plugin(plugin_root, "badschema", "", "", manifest=(
-        "id: badschema\nhooks: []\nconfig_schema:\n  type: object\n  properties:\n    x: {type: integer}\n"))
+    mod = make_plugin(
+        plugin_root,
+        "badschema",
+        "",
+        "",
+        manifest=(
+            "id: badschema\nhooks: []\nconfig_schema:\n  type: object\n  properties:\n    x: {type: integer}\n"
+        ),
+    )
     with pytest.raises(PluginError, match="property 'x' has no default"):
         load_manifest(mod)
-    mod2 = make_plugin(plugin_root, "badschema2", "", "", manifest=(
-        "id: badschema2\nhooks: []\nconfig_schema:\n  type: object\n  properties:\n    x: {type: 12, default: 1}\n"))
+    mod2 = make_plugin(
+        plugin_root,
+        "badschema2",
+        "",
+        "",
+        manifest=(
+            "id: badschema2\nhooks: []\nconfig_schema:\n  type: object\n  properties:\n    x: {type: 12, default: 1}\n"
+        ),
+    )
     with pytest.raises(PluginError, match="not a valid JSON Schema"):
         load_manifest(mod2)
 
@@ -133,33 +171,49 @@ def test_invalid_config_value_is_one_line(plugin_root: Path, make_workspace) -> 
     with pytest.raises(ConfigError, match=r"plugins.cfg.levle: unknown key \(known keys: enabled, level\)"):
         Host(ws2, builtins=(), entry_points=False, extra_plugins=[mod])
     ws3 = make_workspace(config={"embedding": {"provider": "openai"}})
-    with pytest.raises(ConfigError, match=r"embedding.provider: invalid value 'openai' \(allowed: one of 'local'"):
+    with pytest.raises(
+        ConfigError, match=r"embedding.provider: invalid value 'openai' \(allowed: one of 'local'"
+    ):
         ws3.config  # noqa: B018
 
 
 def test_config_defaults_and_disable(plugin_root: Path, make_workspace) -> None:
-    mod = make_plugin(plugin_root, "dflt", """
+    mod = make_plugin(
+        plugin_root,
+        "dflt",
+        """
         @hookimpl
         def before_prompt_build(ctx, session):
             return GateResult(status="ok", note=str(ctx.config("dflt")["level"]))
-        """, "before_prompt_build")
+        """,
+        "before_prompt_build",
+    )
     host = Host(make_workspace(), builtins=(), entry_points=False, extra_plugins=[mod])
     assert host.plugins["dflt"].config == {"level": 2, "enabled": True}
     assert host.before_reply({}, "x").note == "2"
     sys.modules.pop(mod.__name__)
     mod = importlib.import_module(mod.__name__)
-    off = Host(make_workspace(config={"plugins": {"dflt": {"enabled": False}}}), builtins=(), entry_points=False,
-               extra_plugins=[mod])
+    off = Host(
+        make_workspace(config={"plugins": {"dflt": {"enabled": False}}}),
+        builtins=(),
+        entry_points=False,
+        extra_plugins=[mod],
+    )
     assert off.plugins["dflt"].status == "disabled"
     assert off.call("before_prompt_build", ctx=off.ctx, session={}) == []
 
 
 def test_misspelled_hookimpl_fails_loudly(plugin_root: Path, make_workspace) -> None:
-    mod = make_plugin(plugin_root, "typo", """
+    mod = make_plugin(
+        plugin_root,
+        "typo",
+        """
         @hookimpl
         def before_prompt_biuld(ctx, session):
             return None
-        """, "")
+        """,
+        "",
+    )
     with pytest.raises(PluginError, match="typo"):
         Host(make_workspace(), builtins=(), entry_points=False, extra_plugins=[mod])
 
@@ -184,9 +238,21 @@ def test_every_hook_has_a_docstring() -> None:
 
     for name in HOOK_NAMES:
         assert (getattr(specs, name).__doc__ or "").strip(), name
-    assert {"register_commands", "register_tools", "register_migrations", "on_files_changed", "retrieval_pre",
-            "retrieval_post", "corpus_supplement", "before_prompt_build", "before_message_write",
-            "before_compaction", "after_compaction", "dreaming_phase", "after_consolidation"} == set(HOOK_NAMES)
+    assert {
+        "register_commands",
+        "register_tools",
+        "register_migrations",
+        "on_files_changed",
+        "retrieval_pre",
+        "retrieval_post",
+        "corpus_supplement",
+        "before_prompt_build",
+        "before_message_write",
+        "before_compaction",
+        "after_compaction",
+        "dreaming_phase",
+        "after_consolidation",
+    } == set(HOOK_NAMES)
 
 
 def test_tools_return_errors_not_exceptions(make_host) -> None:

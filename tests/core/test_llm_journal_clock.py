@@ -18,8 +18,9 @@ def test_llm_offline_without_model() -> None:
 
 
 def test_llm_real_litellm_mock_response() -> None:
-    out = llm.complete([{"role": "user", "content": "hi"}], model="gpt-4o-mini", deadline_s=10,
-                       mock_response="NONE")
+    out = llm.complete(
+        [{"role": "user", "content": "hi"}], model="gpt-4o-mini", deadline_s=10, mock_response="NONE"
+    )
     assert out == "NONE"
 
 
@@ -27,15 +28,24 @@ def test_llm_deadline_is_a_ceiling() -> None:
     started = time.monotonic()
     with pytest.raises(LLMTimeout):
         # litellm's own mock sleeps for mock_delay seconds before answering
-        llm.complete([{"role": "user", "content": "hi"}], model="gpt-4o-mini", deadline_s=0.3,
-                     mock_response="late", mock_delay=3)
+        llm.complete(
+            [{"role": "user", "content": "hi"}],
+            model="gpt-4o-mini",
+            deadline_s=0.3,
+            mock_response="late",
+            mock_delay=3,
+        )
     assert time.monotonic() - started < 2.5
 
 
 def test_llm_provider_error_becomes_offline() -> None:
     with pytest.raises(LLMOffline, match="failed"):
-        llm.complete([{"role": "user", "content": "hi"}], model="gpt-4o-mini", deadline_s=10,
-                     mock_response=Exception("provider down"))
+        llm.complete(
+            [{"role": "user", "content": "hi"}],
+            model="gpt-4o-mini",
+            deadline_s=10,
+            mock_response=Exception("provider down"),
+        )
 
 
 def test_clock_override_and_freezegun() -> None:

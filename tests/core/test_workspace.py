@@ -109,13 +109,18 @@ def test_replace_region_touches_nothing_outside() -> None:
     assert remove_region(HUMAN, "missing") == HUMAN
 
 
-@pytest.mark.parametrize("text,match", [
-    ("<!-- lifelong:a:start -->\nno end\n", "no end fence"),
-    ("<!-- lifelong:a:end -->\n", "without a matching start"),
-    ("<!-- lifelong:a:start -->\n<!-- lifelong:b:start -->\n", "not closed"),
-    ("<!-- lifelong:a:start -->\n<!-- lifelong:a:end -->\n<!-- lifelong:a:start -->\n<!-- lifelong:a:end -->\n",
-     "more than once"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("<!-- lifelong:a:start -->\nno end\n", "no end fence"),
+        ("<!-- lifelong:a:end -->\n", "without a matching start"),
+        ("<!-- lifelong:a:start -->\n<!-- lifelong:b:start -->\n", "not closed"),
+        (
+            "<!-- lifelong:a:start -->\n<!-- lifelong:a:end -->\n<!-- lifelong:a:start -->\n<!-- lifelong:a:end -->\n",
+            "more than once",
+        ),
+    ],
+)
 def test_malformed_regions_are_refused(text: str, match: str) -> None:
     with pytest.raises(InputError, match=match):
         find_regions(text)
@@ -164,11 +169,15 @@ def test_killed_writer_leaves_old_or_new_never_a_mix(tmp_path: Path) -> None:
 def test_lock_is_exclusive_across_processes(tmp_path: Path) -> None:
     ws = Workspace(tmp_path)
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys,time\nfrom lifelong.workspace import Workspace\n"
-         f"ws=Workspace({str(tmp_path)!r})\n"
-         "with ws.lock('dream'):\n    print('held', flush=True)\n    time.sleep(30)\n"],
-        stdout=subprocess.PIPE)
+        [
+            sys.executable,
+            "-c",
+            "import sys,time\nfrom lifelong.workspace import Workspace\n"
+            f"ws=Workspace({str(tmp_path)!r})\n"
+            "with ws.lock('dream'):\n    print('held', flush=True)\n    time.sleep(30)\n",
+        ],
+        stdout=subprocess.PIPE,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
         with pytest.raises(LockedError, match="holds the 'dream' lock"), ws.lock("dream", timeout=0.2):

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from lifelong_plugins.recall.chunking import chunk_markdown, estimate_tokens
+from lifelong_plugins.recall.scoring import Candidate, bm25_score, decay_factor, fts_query, hybrid_score, mmr
+
+DOC = """# Day
+
+## Pitch
+- Decision: open with the demo.
+- Ask is EUR 1.2M.
+  - nested detail stays with its item
+
+Paragraph one line a
+line b of the same paragraph.
+
+```python
+def f():
+    return 1
+```
+
+## Other
+Last words.
+"""
+
+
+def test_chunks_keep_exact_lines_and_headings() -> None:
+    chunks = chunk_markdown(DOC, target_tokens=400)
+    assert len(chunks) == 1
+    c = chunks[0]
+    lines = DOC.split("\n")
+    assert (c.start_line, c.end_line) == (1, 17)
+    assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
+
+
+def test_small_chunks_never_split_list_items_or_code() -> None:
+    chunks = chunk_markdown(DOC, target_tokens=12, overlap_tokens=0)
+    lines = DOC.split("\n")
+    for c in chunks:
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
+    spans = [(c.start_line, c.end_line) for c in chunks]
+    # the nested item (lines 5-6) and the code fence (lines 11-14) are whole inside one chunk each
+    assert any(s <= 5 and e >= 6 for s, e in spans)
+    assert any(s <= 11 and e >= 14 for s, e in spans)
+    assert not any(s in (6, 12, 13, 14) for s, _ in spans)
+    pitch = next(c for c in chunks if "Decision" in c.text)
+    assert pitch.heading_path == ("Day", "Pitch")
+    other = next(c for c in chunks if "Last words" in c.text)
+    assert other.heading_path == ("Day", "Other")
+
+
+def test_overlap_carries_trailing_blocks_within_a_section() -> None:
+    items = "\n".join(f"- item number {i} with some words to fill the line" for i in range(40))
+    chunks = chunk_markdown("# T\n" + items + "\n", target_tokens=60, overlap_tokens=20)
+    assert len(chunks) > 3
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        assert b.start_line <= a.end_line  # overlapping line ranges
+        assert estimate_tokens(b.text) <= 60 + 20
+
+
+def test_huge_block_is_split_on_lines() -> None:
+    code = "```\n" + "\n".join(f"line {i} " * 8 for i in range(300)) + "\n```\n"
+    chunks = chunk_markdown(code, target_tokens=100, overlap_tokens=0)
+    assert len(chunks) > 5
+    assert chunks[0].start_line == 1 and chunks[-1].end_line == 302
+
+
+def test_bm25_mapping_is_monotonic_for_negative_ranks() -> None:
+    ranks = [-12.0, -5.0, -1.5, -0.2, -0.0001]
+    scores = [bm25_score(r) for r in ranks]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0 < s < 1 for s in scores)
+    assert bm25_score(0.0) == 0.0 and bm25_score(3.0) == 0.0  # the 1/(1+max(0,rank)) bug would give 1.0
+    assert abs(bm25_score(-1.0) - 0.5) < 1e-9
+
+
+def test_decay_and_hybrid() -> None:
+    assert decay_factor(None, 30) == 1.0
+    assert abs(decay_factor(30, 30) - 0.5) < 1e-9
+    assert abs(decay_factor(60, 30) - 0.25) < 1e-9
+    assert decay_factor(-5, 30) == 1.0
+    assert abs(hybrid_score(0.8, 0.5, 0.7, 0.3) - (0.56 + 0.15)) < 1e-9
+    assert abs(hybrid_score(0.8, 0.5, 1.4, 0.6) - (0.56 + 0.15)) < 1e-9  # renormalised
+    assert hybrid_score(None, 0.5, 0.0, 0.3) == 0.5
+
+
+def test_fts_query_drops_stopwords_and_common_terms() -> None:
+    df = {"what": 900, "venue": 3, "offsite": 5, "book": 400, "tw": 2, "418": 2}
+    q = fts_query(
+        "What venue did we book for the offsite, re TW-418?",
+        doc_freq=lambda ts: {t: df.get(t, 0) for t in ts},
+        total_docs=1000,
+    )
+    assert q == '"tw 418" OR "venue" OR "offsite"'
+    assert fts_query("the of and") is None
+    q2 = fts_query("book what", doc_freq=lambda ts: {t: df.get(t, 0) for t in ts}, total_docs=1000)
+    assert q2 == '"book"'  # all terms common: the rarest is kept
+    assert fts_query('say "quoted"') == '"quoted"'
+
+
+def _cand(i: int, text: str, score: float) -> Candidate:
+    return Candidate(chunk_id=i, path=f"p{i}.md", start_line=1, end_line=1, text=text, score=score)
+
+
+def test_mmr_removes_a_planted_near_duplicate() -> None:
+    a = _cand(1, "Booked the team offsite at Gut Boltenhagen for April 14-16 with 12 people", 0.9)
+    dup = _cand(2, "Booked the team offsite at Gut Boltenhagen for April 14-16 with 12 people!", 0.89)
+    other = _cand(3, "Priya owns the Android release on April 28", 0.5)
+    out = mmr([a, dup, other], lam=0.7, limit=6)
+    assert [c.chunk_id for c in out] == [1, 3]
+    # below the drop threshold, a similar item is kept but ranked after a diverse one
+    near = _cand(4, "Booked the offsite at Gut Boltenhagen, Baltic coast", 0.6)
+    out = mmr([a, near, other], lam=0.7, limit=6, drop_above=0.99)
+    assert [c.chunk_id for c in out] == [1, 3, 4]

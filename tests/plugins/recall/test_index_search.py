@@ -1,0 +1,286 @@
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from lifelong_plugins.recall import service
+from lifelong_plugins.recall.search import SearchRequest
+
+from lifelong import clock
+from lifelong.cli import cli
+
+BERLIN = clock.zone("Europe/Berlin")
+NOW = dt.datetime(2026, 3, 24, 9, 0, tzinfo=BERLIN)
+
+FILES = {
+    "MEMORY.md": "# MEMORY\n\n## About me\n- Maya founded Tidewater Labs in Berlin.\n",
+    "memory/2026-03-04.md": "# 2026-03-04\n\n## Pitch\n- Decision: the pitch opens with the live offline sync demo.\n"
+    "- Sync bug TW-418 loses the older paragraph.\n",
+    "memory/2026-03-20.md": "# 2026-03-20\n\n## Offsite\n- Booked the offsite at Gut Boltenhagen for April 14-16.\n",
+    "memory/2025-12-01.md": "# 2025-12-01\n\n- Old note: the offsite used to be in Potsdam.\n",
+    "notes/ideas.md": "# Ideas\n- A standing desk.\n",
+    "wiki/offsite.md": "# Offsite\n- Venue: Gut Boltenhagen (claim).\n",
+}
+
+
+def index_rows(host):
+    return host.store.query("SELECT path, start_line, end_line, text FROM chunks ORDER BY path, start_line")
+
+
+def search(host, query, **kw):
+    req = service.make_request(host.ctx, query=query, **kw)
+    return service.run_search(host.ctx, req).results
+
+
+def assert_consistent(host) -> None:
+    """The index equals the files: every chunk's text is the file's lines; no orphans."""
+    ws = host.workspace
+    paths = {r["path"] for r in host.store.query("SELECT path FROM files WHERE status = 'indexed'")}
+    for row in index_rows(host):
+        assert row["path"] in paths, f"orphan chunk of {row['path']}"
+        lines = (ws.root / row["path"]).read_text().split("\n")
+        assert row["text"] == "\n".join(lines[row["start_line"] - 1 : row["end_line"]])
+    counts = host.store.query(
+        "SELECT (SELECT count(*) FROM chunks) a, (SELECT count(*) FROM chunks_fts) b,"
+        " (SELECT count(*) FROM chunk_vectors) c, (SELECT count(*) FROM chunk_codes) d"
+    )[0]
+    assert counts["a"] == counts["b"]
+    assert counts["c"] in (0, counts["a"]) and counts["d"] == counts["c"]
+    orphans = host.store.query(
+        "SELECT count(*) n FROM chunk_vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)"
+    )
+    assert orphans[0]["n"] == 0
+
+
+def test_index_sources_corpora_and_dates(make_host) -> None:
+    host = make_host(FILES, {"plugins": {"recall": {"extra_paths": ["notes/*.md"]}}})
+    with clock.pinned(NOW):
+        report = service.index_for(host.ctx).sync()
+    assert len(report.plan.new) == 6
+    rows = {
+        r["path"]: r
+        for r in host.store.query("SELECT path, corpus, evergreen, source_date, validity_start FROM chunks")
+    }
+    assert rows["wiki/offsite.md"]["corpus"] == "wiki"
+    assert rows["MEMORY.md"]["evergreen"] == 1 and rows["notes/ideas.md"]["evergreen"] == 1
+    assert rows["memory/2026-03-04.md"]["evergreen"] == 0
+    day = dt.datetime.fromtimestamp(rows["memory/2026-03-04.md"]["source_date"], BERLIN)
+    assert (day.date(), day.hour) == (dt.date(2026, 3, 4), 0)
+    assert_consistent(host)
+
+
+def test_skips_binary_non_utf8_generated_and_escaping_symlinks(make_host, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("- secret outside the workspace\n")
+    host = make_host(
+        {
+            **FILES,
+            "memory/bin.md": b"\x00\x01binary",
+            "memory/latin.md": "caf\xe9".encode("latin-1"),
+            "DREAMS.md": "- dream diary\n",
+            "memory/bad-front.md": "---\nkey: [oops\n---\n- body kept\n",
+        }
+    )
+    (host.workspace.root / "memory" / "link.md").symlink_to(outside)
+    before = {
+        p: (host.workspace.root / p).read_bytes()
+        for p in ("memory/bin.md", "memory/latin.md", "memory/bad-front.md")
+    }
+    with clock.pinned(NOW):
+        report = service.index_for(host.ctx).sync()
+    assert set(report.skipped) == {"memory/bin.md", "memory/latin.md", "memory/bad-front.md"}
+    assert "binary" in report.skipped["memory/bin.md"] and "not UTF-8" in report.skipped["memory/latin.md"]
+    assert "indexed as plain text" in report.skipped["memory/bad-front.md"]
+    paths = {r["path"] for r in index_rows(host)}
+    assert "DREAMS.md" not in paths and "memory/link.md" not in paths and "memory/bad-front.md" in paths
+    assert "memory/bin.md" not in paths
+    for p, data in before.items():
+        assert (host.workspace.root / p).read_bytes() == data
+    assert "skipped memory/bin.md" in (host.workspace.logs_dir / "recall.log").read_text()
+    # skipped files are not retried on every search
+    assert not service.index_for(host.ctx).needs_sync()
+
+
+def test_edit_rename_delete_keep_index_consistent(make_host) -> None:
+    host = make_host(FILES)
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW):
+        idx.sync()
+        root = host.workspace.root
+        daily = root / "memory/2026-03-04.md"
+        daily.write_text("# 2026-03-04\n\nNew first paragraph.\n\n" + daily.read_text().split("\n", 2)[2])
+        r = idx.sync()
+        assert r.plan.modified == ("memory/2026-03-04.md",)
+        assert r.embedded == 1 and r.cache_hits == 0  # heading moved the text: one new embedding
+        assert_consistent(host)
+        os.rename(daily, root / "memory/2026-03-05-renamed.md")
+        r = idx.sync()
+        assert r.plan.new == ("memory/2026-03-05-renamed.md",) and r.plan.deleted == ("memory/2026-03-04.md",)
+        assert r.embedded == 0 and r.cache_hits >= 1  # a rename re-embeds nothing
+        assert_consistent(host)
+        (root / "memory/2026-03-20.md").unlink()
+        r = idx.sync()
+        assert r.plan.deleted == ("memory/2026-03-20.md",)
+        assert_consistent(host)
+        assert not search(host, "Boltenhagen offsite venue", corpus="memory", min_score=0) or all(
+            c.path != "memory/2026-03-20.md" for c in search(host, "Boltenhagen", min_score=0)
+        )
+        assert idx.sync().plan.changed is False
+
+
+def test_appending_a_line_embeds_only_the_changed_chunk(make_host) -> None:
+    files = {f"memory/2026-03-{d:02d}.md": f"# Day {d}\n\n- note {d} about topic {d}\n" for d in range(1, 11)}
+    host = make_host(files)
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW):
+        first = idx.sync()
+        assert first.embedded == 10
+        with open(host.workspace.root / "memory/2026-03-10.md", "a") as fh:
+            fh.write("- appended line\n")
+        assert idx.needs_sync()
+        second = idx.sync()
+    assert second.plan.modified == ("memory/2026-03-10.md",) and len(second.plan.unchanged) == 9
+    assert second.embedded == 1
+
+
+def test_provider_change_marks_vectors_stale(make_host) -> None:
+    host = make_host(FILES, {"embedding": {"provider": "none"}})
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW):
+        r = idx.sync()
+    assert r.vectors.startswith("none") and idx.vector_count() == 0
+    # switch the workspace to the local model: next sync re-embeds everything
+    cfg = host.workspace.config_path
+    cfg.write_text(cfg.read_text().replace("provider: none", "provider: local"))
+    from lifelong.host import Host
+    from lifelong.workspace import Workspace
+
+    host2 = Host(Workspace(host.workspace.root))
+    idx2 = service.index_for(host2.ctx)
+    assert idx2.needs_sync()
+    with clock.pinned(NOW):
+        r2 = idx2.sync()
+    assert r2.embedded == idx2.vector_count() > 0
+    host2.close()
+
+
+def test_keyword_only_exact_match_is_returned(make_host) -> None:
+    host = make_host(FILES)
+    with clock.pinned(NOW):
+        hits = search(host, "TW-418")
+        assert (
+            hits
+            and hits[0].path == "memory/2026-03-04.md"
+            or any(h.path == "memory/2026-03-04.md" for h in hits)
+        )
+        # even with a min_score nothing reaches, the exact keyword hit survives (openclaw#25183)
+        hits = search(host, "TW-418", min_score=0.99)
+    assert [h.path for h in hits] == ["memory/2026-03-04.md"] and hits[0].rescued
+    with clock.pinned(NOW):
+        assert search(host, "Boltenhagen", min_score=0.99)[0].path in ("memory/2026-03-20.md",)
+
+
+def test_fts_only_mode_works_without_vectors(make_host) -> None:
+    host = make_host(FILES, {"embedding": {"provider": "none"}})
+    with clock.pinned(NOW):
+        hits = search(host, "offline sync demo pitch", min_score=0)
+    assert hits[0].path == "memory/2026-03-04.md" and hits[0].cosine is None
+
+
+def test_decay_exempts_memory_md_and_undated_files(make_host) -> None:
+    host = make_host(FILES)
+    with clock.pinned(NOW):
+        hits = search(host, "Tidewater Labs Maya Berlin offsite Potsdam", min_score=0, max_results=10)
+    by_path = {h.path: h for h in hits}
+    assert by_path["MEMORY.md"].decay == 1.0
+    old = by_path["memory/2025-12-01.md"]
+    assert abs(old.decay - 2 ** (-113 / 30)) < 0.01  # 113 days before NOW (midnight Berlin)
+
+
+def test_temporal_modes(make_host) -> None:
+    host = make_host(FILES)
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW):
+        idx.sync()
+        old_id = host.store.query("SELECT id FROM chunks WHERE path = 'memory/2025-12-01.md'")[0]["id"]
+        closed = dt.datetime(2026, 3, 20, tzinfo=BERLIN).timestamp()
+        host.store.execute(
+            "UPDATE chunks SET validity_end = ?, superseded_by = 'memory/2026-03-20.md' WHERE id = ?",
+            (closed, old_id),
+        )
+        host.store.conn.commit()
+        q = "where is the offsite Potsdam"
+        current = {h.path for h in search(host, q, min_score=0, max_results=10)}
+        assert "memory/2025-12-01.md" not in current
+        then = search(host, q, min_score=0, max_results=10, mode="valid-at", as_of="2026-01-15")
+        then_paths = {h.path for h in then}
+        assert "memory/2025-12-01.md" in then_paths
+        assert "memory/2026-03-20.md" not in then_paths  # not yet written on 2026-01-15
+        everything = {h.path for h in search(host, q, min_score=0, max_results=10, mode="all")}
+        assert {"memory/2025-12-01.md", "memory/2026-03-20.md"} <= everything
+        result = host.call_tool(
+            "memory_search", {"query": q, "mode": "all", "min_score": 0, "max_results": 10}
+        )
+    old = next(r for r in result["results"] if r["path"] == "memory/2025-12-01.md")
+    assert old["superseded_by"] == "memory/2026-03-20.md" and old["validity_end"].startswith("2026-03-19T23")
+
+
+def test_recall_events_recorded_but_never_for_generated_text(make_host) -> None:
+    files = dict(FILES)
+    files["MEMORY.md"] += (
+        "\n<!-- lifelong:promoted-1:start -->\n## Promoted 2026-03-21\n"
+        "- Zanzibar retreat idea <!-- key:abc -->\n<!-- lifelong:promoted-1:end -->\n"
+    )
+    host = make_host(files, {"plugins": {"recall": {"chunk_tokens": 50}}})
+    with clock.pinned(NOW):
+        res = host.call_tool("memory_search", {"query": "Zanzibar retreat", "min_score": 0, "source": "gate"})
+    assert any("Zanzibar" in r["snippet"] for r in res["results"])
+    events = host.store.query("SELECT * FROM recall_events")
+    assert events and all(e["source"] == "gate" and e["day"] == "2026-03-24" for e in events)
+    generated = {
+        r["path"] + str(r["start_line"])
+        for r in host.store.query("SELECT path, start_line FROM chunks WHERE generated = 1")
+    }
+    assert generated
+    assert all(e["path"] + str(e["start_line"]) not in generated for e in events)
+
+
+def test_memory_get_refuses_outside_paths(make_host) -> None:
+    host = make_host(FILES)
+    assert "outside the workspace" in host.call_tool("memory_get", {"path": "../../etc/passwd"})["error"]
+    assert "outside the workspace" in host.call_tool("memory_get", {"path": "/etc/passwd"})["error"]
+    assert "no such file" in host.call_tool("memory_get", {"path": "memory/nope.md"})["error"]
+    assert "only markdown" in host.call_tool("memory_get", {"path": "lifelong.yaml"})["error"]
+    got = host.call_tool("memory_get", {"path": "memory/2026-03-04.md", "from": 4, "lines": 1})
+    assert got["text"] == "- Decision: the pitch opens with the live offline sync demo." and got["to"] == 4
+
+
+def test_search_request_validation() -> None:
+    from lifelong.errors import InputError
+
+    with pytest.raises(InputError, match="corpus"):
+        SearchRequest("x", corpus="web").validate()
+    with pytest.raises(InputError, match="needs as_of"):
+        SearchRequest("x", mode="valid-at").validate()
+    with pytest.raises(InputError, match="empty"):
+        SearchRequest("  ").validate()
+
+
+def test_cli_index_search_get(make_workspace) -> None:
+    ws = make_workspace(FILES)
+    runner = CliRunner()
+    base = ["--workspace", str(ws.root), "--now", "2026-03-24T09:00"]
+    out = runner.invoke(cli, [*base, "index", "--json"], catch_exceptions=False)
+    assert json.loads(out.output)["changes"]["new"]
+    out = runner.invoke(cli, [*base, "search", "who owns the offsite venue booking", "--json", "--explain"])
+    data = json.loads(out.output)
+    assert data["results"][0]["citation"].startswith("Source: ")
+    assert {"cosine", "bm25", "decay", "mmr_penalty"} <= set(data["results"][0]["explain"])
+    out = runner.invoke(cli, [*base, "get", "../outside.md"])
+    assert out.exit_code == 1 and "outside the workspace" in out.output
+    out = runner.invoke(cli, [*base, "search", "x", "--mode", "valid-at"])
+    assert out.exit_code == 1 and "needs as_of" in out.output
