@@ -250,18 +250,22 @@ def demo(ctx: click.Context, directory: str | None) -> None:
     root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="lifelong-demo-"))
     run = _DemoRun(ctx, root)
     run.step("Create a workspace from the template", ["init", str(root)])
-    run.step("Status", ["--workspace", str(root), "status"])
+    run.step("Status", ["--workspace", str(root), "--now", DEMO_NOW, "status"])
     cli.load_plugin_commands()
     for title, args in _demo_steps(root):
-        if args[2] not in cli.commands:
-            click.echo(f"\n== {title}: skipped (command {args[2]!r} not available in this version)")
+        command = next(a for a in args[4:] if not a.startswith("-"))
+        if command not in cli.commands:
+            click.echo(f"\n== {title}: skipped (command {command!r} not available in this version)")
             continue
         run.step(title, args)
     click.echo(f"\nDemo workspace left at {root}")
 
 
+DEMO_NOW = "2026-03-24T09:00"  # the day after the template's last daily note
+
+
 def _demo_steps(root: Path) -> list[tuple[str, list[str]]]:
-    w = ["--workspace", str(root)]
+    w = ["--workspace", str(root), "--now", DEMO_NOW]
     return [
         ("Index the workspace (BM25 + vectors)", [*w, "index"]),
         ("Search with citations", [*w, "search", "which venue did we book for the offsite?"]),
