@@ -17,7 +17,9 @@ from lifelong.host import Host  # noqa: E402
 from lifelong.workspace import Workspace  # noqa: E402
 
 
-def write_workspace(root: Path, files: dict[str, str | bytes], config: dict[str, Any] | None = None) -> Workspace:
+def write_workspace(
+    root: Path, files: dict[str, str | bytes], config: dict[str, Any] | None = None
+) -> Workspace:
     """Create a workspace: ``files`` maps relative paths to text (or bytes); ``config`` is
     written as lifelong.yaml (default: Europe/Berlin, local embeddings)."""
     root.mkdir(parents=True, exist_ok=True)
@@ -39,8 +41,11 @@ def write_workspace(root: Path, files: dict[str, str | bytes], config: dict[str,
 def make_workspace(tmp_path: Path) -> Callable[..., Workspace]:
     counter = {"n": 0}
 
-    def make(files: dict[str, str | bytes] | None = None, config: dict[str, Any] | None = None,
-             name: str | None = None) -> Workspace:
+    def make(
+        files: dict[str, str | bytes] | None = None,
+        config: dict[str, Any] | None = None,
+        name: str | None = None,
+    ) -> Workspace:
         counter["n"] += 1
         return write_workspace(tmp_path / (name or f"ws{counter['n']}"), files or {}, config)
 
@@ -51,7 +56,9 @@ def make_workspace(tmp_path: Path) -> Callable[..., Workspace]:
 def make_host(make_workspace: Callable[..., Workspace]) -> Iterator[Callable[..., Host]]:
     hosts: list[Host] = []
 
-    def make(files: dict[str, str | bytes] | None = None, config: dict[str, Any] | None = None, **kw: Any) -> Host:
+    def make(
+        files: dict[str, str | bytes] | None = None, config: dict[str, Any] | None = None, **kw: Any
+    ) -> Host:
         host = Host(make_workspace(files, config), **kw)
         hosts.append(host)
         return host
