@@ -234,6 +234,15 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{mark} {r['id']:<11} {', '.join(r['hooks']) or r['note']}")
 
 
+@cli.command("mcp")
+@click.pass_context
+def mcp_cmd(ctx: click.Context) -> None:
+    """Serve the memory tools (memory_search, memory_get, ...) over MCP on stdio."""
+    from .mcp_server import serve_stdio
+
+    serve_stdio(get_host(ctx))
+
+
 @cli.command()
 @click.option(
     "--dir",
@@ -308,4 +317,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # run the importable module, not this __main__ copy: plugins look up lifelong.cli's classes
+    from lifelong.cli import main as _main
+
+    _main()

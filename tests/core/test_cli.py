@@ -62,7 +62,7 @@ def test_init_never_overwrites(tmp_path: Path) -> None:
 
 def test_errors_are_one_line(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "lifelong.cli", "--workspace", str(tmp_path / "nope"), "status"],
+        [sys.executable, "-m", "lifelong", "--workspace", str(tmp_path / "nope"), "status"],
         capture_output=True,
         text=True,
     )
@@ -72,7 +72,7 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     run("init", str(ws))
     (ws / "lifelong.yaml").write_text("plugins:\n  recall: {min_score: 7}\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "lifelong.cli", "--workspace", str(ws), "status"],
+        [sys.executable, "-m", "lifelong", "--workspace", str(ws), "status"],
         capture_output=True,
         text=True,
     )
