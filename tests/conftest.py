@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -72,3 +75,38 @@ def make_host(make_workspace: Callable[..., Workspace]) -> Iterator[Callable[...
 def _release_clock() -> Iterator[None]:
     yield
     clock.set_now(None)
+
+
+@pytest.fixture
+def write_plugin(tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    """Write a real plugin package on disk and import it: ``write_plugin(name, body, hooks,
+    manifest=None)``. ``body`` is the module source (``hookimpl``, ``GateResult`` and
+    ``WriteDecision`` are imported for it); ``manifest`` None writes a valid plugin.yaml with an
+    empty config schema, a string writes that text, False writes none."""
+    root = tmp_path / "plugin_src"
+    root.mkdir()
+    sys.path.insert(0, str(root))
+    names: list[str] = []
+
+    def write(
+        name: str, body: str = "", hooks: list[str] | tuple[str, ...] = (), manifest: str | bool | None = None
+    ):
+        pkg = root / name
+        pkg.mkdir()
+        header = "from lifelong.hookspecs import hookimpl, GateResult, WriteDecision  # noqa: F401\n"
+        (pkg / "__init__.py").write_text(header + textwrap.dedent(body))
+        if manifest is None:
+            manifest = (
+                f"id: {name}\ndescription: test plugin {name}\nhooks: [{', '.join(hooks)}]\n"
+                "config_schema: {type: object, properties: {}}\n"
+            )
+        if manifest is not False:
+            (pkg / "plugin.yaml").write_text(str(manifest))
+        sys.modules.pop(name, None)
+        names.append(name)
+        return importlib.import_module(name)
+
+    yield write
+    sys.path.remove(str(root))
+    for name in names:
+        sys.modules.pop(name, None)

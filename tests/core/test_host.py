@@ -3,7 +3,6 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -24,36 +23,19 @@ config_schema:
 """
 
 
-def make_plugin(root: Path, pid: str, body: str, hooks: str, manifest: str | None = None):
-    """Write a real plugin package on disk and import it."""
-    pkg = root / f"tp_{pid}"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text(
-        "from lifelong.hookspecs import hookimpl, GateResult, WriteDecision\n" + textwrap.dedent(body)
-    )
-    if manifest is not False:
-        (pkg / "plugin.yaml").write_text(
-            manifest if manifest is not None else MANIFEST.format(id=pid, hooks=hooks)
-        )
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    sys.modules.pop(pkg.name, None)
-    return importlib.import_module(pkg.name)
-
-
 @pytest.fixture
-def plugin_root(tmp_path: Path) -> Path:
-    root = tmp_path / "plugins_src"
-    root.mkdir()
-    yield root
-    if str(root) in sys.path:
-        sys.path.remove(str(root))
+def make_plugin(write_plugin):
+    def make(pid: str, body: str, hooks: str, manifest: str | bool | None = None):
+        if manifest is None:
+            manifest = MANIFEST.format(id=pid, hooks=hooks)
+        return write_plugin(f"tp_{pid}", body, manifest=manifest)
+
+    return make
 
 
-def test_a_raising_plugin_does_not_stop_the_others(plugin_root: Path, make_workspace) -> None:
+def test_a_raising_plugin_does_not_stop_the_others(make_plugin, make_workspace) -> None:
     ws = make_workspace()
     bad = make_plugin(
-        plugin_root,
         "bad",
         """
         @hookimpl
@@ -67,7 +49,6 @@ def test_a_raising_plugin_does_not_stop_the_others(plugin_root: Path, make_works
         "before_prompt_build, before_message_write",
     )
     good = make_plugin(
-        plugin_root,
         "good",
         """
         @hookimpl
@@ -89,9 +70,8 @@ def test_a_raising_plugin_does_not_stop_the_others(plugin_root: Path, make_works
     assert "RuntimeError: boom" in log and "Traceback" in log and "ValueError: broken gate" in log
 
 
-def test_firstresult_stops_at_first_answer(plugin_root: Path, make_workspace) -> None:
+def test_firstresult_stops_at_first_answer(make_plugin, make_workspace) -> None:
     a = make_plugin(
-        plugin_root,
         "pa",
         """
         CALLS = []
@@ -103,7 +83,6 @@ def test_firstresult_stops_at_first_answer(plugin_root: Path, make_workspace) ->
         "retrieval_pre",
     )
     b = make_plugin(
-        plugin_root,
         "pb",
         """
         CALLS = []
@@ -125,20 +104,19 @@ def test_firstresult_stops_at_first_answer(plugin_root: Path, make_workspace) ->
     assert (a.CALLS, b.CALLS) == (["a"], [])  # a answered first: b is never asked
 
 
-def test_missing_schema_refuses_with_clear_error(plugin_root: Path, make_workspace) -> None:
-    mod = make_plugin(plugin_root, "noschema", "", "", manifest="id: noschema\ndescription: x\nhooks: []\n")
+def test_missing_schema_refuses_with_clear_error(make_plugin, make_workspace) -> None:
+    mod = make_plugin("noschema", "", "", manifest="id: noschema\ndescription: x\nhooks: []\n")
     with pytest.raises(
         PluginError, match=r"plugin 'noschema': plugin.yaml has no config_schema; refusing to load"
     ):
         Host(make_workspace(), builtins=(), entry_points=False, extra_plugins=[mod])
-    nofile = make_plugin(plugin_root, "nofile", "", "", manifest=False)
+    nofile = make_plugin("nofile", "", "", manifest=False)
     with pytest.raises(PluginError, match="no plugin.yaml"):
         load_manifest(nofile)
 
 
-def test_invalid_schema_refuses(plugin_root: Path) -> None:
+def test_invalid_schema_refuses(make_plugin) -> None:
     mod = make_plugin(
-        plugin_root,
         "badschema",
         "",
         "",
@@ -149,7 +127,6 @@ def test_invalid_schema_refuses(plugin_root: Path) -> None:
     with pytest.raises(PluginError, match="property 'x' has no default"):
         load_manifest(mod)
     mod2 = make_plugin(
-        plugin_root,
         "badschema2",
         "",
         "",
@@ -161,8 +138,8 @@ def test_invalid_schema_refuses(plugin_root: Path) -> None:
         load_manifest(mod2)
 
 
-def test_invalid_config_value_is_one_line(plugin_root: Path, make_workspace) -> None:
-    mod = make_plugin(plugin_root, "cfg", "", "")
+def test_invalid_config_value_is_one_line(make_plugin, make_workspace) -> None:
+    mod = make_plugin("cfg", "", "")
     ws = make_workspace(config={"plugins": {"cfg": {"level": 9}}})
     with pytest.raises(ConfigError) as err:
         Host(ws, builtins=(), entry_points=False, extra_plugins=[mod])
@@ -177,9 +154,8 @@ def test_invalid_config_value_is_one_line(plugin_root: Path, make_workspace) -> 
         ws3.config  # noqa: B018
 
 
-def test_config_defaults_and_disable(plugin_root: Path, make_workspace) -> None:
+def test_config_defaults_and_disable(make_plugin, make_workspace) -> None:
     mod = make_plugin(
-        plugin_root,
         "dflt",
         """
         @hookimpl
@@ -203,9 +179,8 @@ def test_config_defaults_and_disable(plugin_root: Path, make_workspace) -> None:
     assert off.call("before_prompt_build", ctx=off.ctx, session={}) == []
 
 
-def test_misspelled_hookimpl_fails_loudly(plugin_root: Path, make_workspace) -> None:
+def test_misspelled_hookimpl_fails_loudly(make_plugin, make_workspace) -> None:
     mod = make_plugin(
-        plugin_root,
         "typo",
         """
         @hookimpl
@@ -218,8 +193,8 @@ def test_misspelled_hookimpl_fails_loudly(plugin_root: Path, make_workspace) -> 
         Host(make_workspace(), builtins=(), entry_points=False, extra_plugins=[mod])
 
 
-def test_unknown_hook_in_manifest(plugin_root: Path) -> None:
-    mod = make_plugin(plugin_root, "unk", "", "on_everything")
+def test_unknown_hook_in_manifest(make_plugin) -> None:
+    mod = make_plugin("unk", "", "on_everything")
     with pytest.raises(PluginError, match="unknown hook"):
         load_manifest(mod)
 

@@ -1,14 +1,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import json
 import os
 import subprocess
 import sys
-import textwrap
 import time
-from pathlib import Path
 
 from lifelong_plugins.recall import service
 
@@ -24,21 +21,6 @@ FILES = {
 }
 
 
-def plugin_module(tmp_path: Path, name: str, body: str, hooks: list[str]):
-    pkg = tmp_path / name
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("from lifelong.hookspecs import hookimpl\n" + textwrap.dedent(body))
-    (pkg / "plugin.yaml").write_text(
-        f"id: {name}\nhooks: [{', '.join(hooks)}]\nconfig_schema: {{type: object, properties: {{}}}}\n"
-    )
-    sys.path.insert(0, str(tmp_path))
-    try:
-        sys.modules.pop(name, None)
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(tmp_path))
-
-
 def host_with(make_workspace, module, files=FILES, config=None) -> Host:
     ws = make_workspace(files, config)
     from lifelong.host import BUILTIN_PLUGINS
@@ -46,9 +28,8 @@ def host_with(make_workspace, module, files=FILES, config=None) -> Host:
     return Host(ws, builtins=BUILTIN_PLUGINS, entry_points=False, extra_plugins=[module])
 
 
-def test_retrieval_pre_short_circuits(make_workspace, tmp_path: Path) -> None:
-    mod = plugin_module(
-        tmp_path,
+def test_retrieval_pre_short_circuits(make_workspace, write_plugin) -> None:
+    mod = write_plugin(
         "tp_concepts",
         """
         @hookimpl
@@ -69,9 +50,8 @@ def test_retrieval_pre_short_circuits(make_workspace, tmp_path: Path) -> None:
     host.close()
 
 
-def test_retrieval_post_rescores_and_supplement_merges(make_workspace, tmp_path: Path) -> None:
-    mod = plugin_module(
-        tmp_path,
+def test_retrieval_post_rescores_and_supplement_merges(make_workspace, write_plugin) -> None:
+    mod = write_plugin(
         "tp_focus",
         """
         @hookimpl
@@ -103,9 +83,8 @@ def test_retrieval_post_rescores_and_supplement_merges(make_workspace, tmp_path:
     host.close()
 
 
-def test_a_crashing_retrieval_plugin_does_not_break_search(make_workspace, tmp_path: Path) -> None:
-    mod = plugin_module(
-        tmp_path,
+def test_a_crashing_retrieval_plugin_does_not_break_search(make_workspace, write_plugin) -> None:
+    mod = write_plugin(
         "tp_crash",
         """
         @hookimpl
