@@ -1,0 +1,26 @@
+"""Layer 2, the pre-reply gate: before each eligible reply, look in memory and hand the main
+agent one hidden, untrusted note of at most 220 characters (see docs/gate.md)."""
+
+from __future__ import annotations
+
+from lifelong.hookspecs import hookimpl
+
+from . import commands, gate
+
+
+@hookimpl
+def before_prompt_build(ctx, session):
+    """Return a ``GateResult`` whose ``prefix`` goes before the user-role prompt. Fails open:
+    never raises (a crash is status ``failed``, logged to .lifelong/logs/gate.log).
+
+    ``session`` is a dict (every key optional): ``id``; ``chat_type`` direct|group|channel;
+    ``kind`` interactive|subagent|cron|heartbeat|oneshot|gate (only interactive runs);
+    ``chat_id``; ``gate_enabled`` (per-session toggle, default True); ``messages``, the recent
+    thread oldest first, ``[{"role": "user"|"assistant", "content": str}, ...]``; ``message``,
+    the latest user message (set by ``host.before_reply``); ``model``, the session's model."""
+    return gate.run_gate(ctx, session)
+
+
+@hookimpl
+def register_commands(cli):
+    commands.add_commands(cli)

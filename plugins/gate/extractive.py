@@ -1,0 +1,410 @@
+"""The offline gate (pure): pick the most query-relevant lines of the top hits and compress them
+into one note of at most ``max_chars`` characters, each piece with its citation path.
+
+How a note is made:
+
+1. Every hit's text is cut into *units*: one list item or line, or one sentence of a long line,
+   each with its exact line number. Headings are not units; they give the lines under them
+   context (a line under "## Investor pitch" is about the pitch).
+2. A unit is relevant when it shares a content word with the query (light stemming: "pitched"
+   matches "pitch"), or when its heading does and the unit answers the kind of question asked
+   (intent cues: "when" wants a date, "how much" a number, "who" a name, "what did we decide"
+   a decision), and when it covers at least ``MIN_COVERAGE`` of the query. Words are weighted by
+   rarity among the units (a word on every line says little), words of the latest message count
+   twice those of earlier turns, names and identifiers twice again, and a question word the unit
+   answers without repeating it ("decide" by "Decision: ...") counts as covered. When the latest
+   message names something, a unit must mention it.
+3. Units are scored by query coverage, the intent cue, the identifiers they carry (proper nouns,
+   dates, numbers: what a reply most needs to get right) and the search score of their hit.
+4. The best unit comes first; a second (not a near-duplicate) is added when it scores at least
+   half as well and fits. Each piece ends with its citation, e.g. ``(memory/2026-03-04.md#L4)``;
+   the whole note is cut at a word boundary so it never exceeds ``max_chars``.
+
+Staleness: a hit that carries ``superseded_by`` or a ``validity_end`` in the past, or a line
+flagged stale in the text (``[stale]``, ``(outdated)``, ``superseded:``, ``~~struck~~``…), is
+scored lower and, when used, is prefixed ``(superseded)`` instead of being asserted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .query import clip
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren't as at be because been before
+    being below between both but by can can't could couldn't did didn't do does doesn't doing don't
+    down during each else ever few for from further get got had hadn't has hasn't have haven't
+    having he he'd he'll he's her here here's hers herself him himself his i i'd i'll i'm i've if in
+    into is isn't it it's its itself just let's like me more most mustn't my myself no nor not now
+    of off on once only or other ought our ours ourselves out over own please same shan't she
+    she'd she'll she's should shouldn't so some such than that that's the their theirs them
+    themselves then there there's these they they'd they'll they're they've this those through to
+    too under until up us very was wasn't we we'd we'll we're we've were weren't what what's when
+    when's where where's which while who who's whom why why's will with won't would wouldn't you
+    you'd you'll you're you've your yours yourself yourselves
+    anything something everything thing things know tell remind recall remember say said think
+    thought again still ever yet any maybe really actually much many how whose last next
+    hi hey hello thanks thank ok okay
+    """.split()
+)
+QUESTION_WORDS = frozenset("what when where who whom whose why how which".split())
+
+_WORD = re.compile(r"[^\W_]+(?:[-'’.,/:][^\W_]+)*", re.UNICODE)
+_LIST_MARK = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_DATE = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?\b|\b\d{1,2}:\d{2}\b"
+    r"|\b(?:" + "|".join(_MONTHS + _WEEKDAYS) + r")\b"
+    r"|\b(?:today|tomorrow|yesterday|tonight)\b",
+    re.I,
+)
+_NUMBER = re.compile(r"\d|[€$£%]|\b(?:eur|usd|gbp|chf)\b", re.I)
+# Lines that record a decision: strong markers name it, weak ones restate or imply it.
+_DECISION = re.compile(r"\b(?:decision|decided|decide|agreed|agree|settled|chose|chosen|concluded)\b", re.I)
+_DECISION_WEAK = re.compile(
+    r"\b(?:confirmed|reconfirmed|final|finalised|finalized|approved|locked|fixed|going with|will)\b", re.I
+)
+_STALE_TEXT = re.compile(
+    r"\[(?:stale|outdated|superseded|obsolete)\]|\((?:stale|outdated|superseded|obsolete)\)"
+    r"|^\s*(?:stale|outdated|superseded|obsolete)\s*:|~~[^~]+~~",
+    re.I,
+)
+
+INTENT_WORDS: dict[str, frozenset[str]] = {
+    "decision": frozenset(
+        "decide decided decides deciding decision decisions agree agreed agreement settle settled chose "
+        "choose chosen conclude concluded conclusion outcome verdict resolve resolved consensus final "
+        "finalise finalize plan plans planned".split()
+    ),
+    "time": frozenset(
+        "when date dates day days time deadline due schedule scheduled until since week month year "
+        "timeline calendar".split()
+    ),
+    "quantity": frozenset(
+        "much many cost costs price prices budget amount number numbers percent percentage rate size "
+        "valuation raise raising raised salary revenue retention score total count".split()
+    ),
+    "person": frozenset("who whom whose person people partner owner owns contact name".split()),
+    "place": frozenset("where venue location place address city country located".split()),
+}
+# Question words a satisfying line answers without repeating them ("what did we decide" is
+# answered by "Decision: ...", "which date" by a line holding a date): credited to such a line.
+CREDITED_CUES: dict[str, frozenset[str]] = {
+    "decision": frozenset(
+        "decide decided decides deciding decision decisions agree agreed settle settled chose choose "
+        "conclude concluded outcome verdict consensus".split()
+    ),
+    "time": frozenset("date dates day days time deadline schedule scheduled".split()),
+}
+MIN_COVERAGE = 0.3  # share of the (weighted) query a unit must cover to count
+
+
+def words(text: str) -> list[str]:
+    return [w.casefold().replace("’", "'").strip(".,:/") for w in _WORD.findall(text)]
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: enough for "pitched"/"pitch", "opens"/"open", "decided"/"decide"."""
+    w = word.casefold()
+    if w.endswith("'s"):
+        w = w[:-2]
+    if any(ch.isdigit() for ch in w):
+        return w
+    for suffix in ("ations", "ation", "ings", "ing", "edly", "ied", "ies", "ed", "es", "s", "ly"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+            w = w[: -len(suffix)] + ("y" if suffix in ("ied", "ies") else "")
+            break
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+def content_stems(text: str) -> set[str]:
+    return {stem(w) for w in words(text) if w not in STOPWORDS and w not in QUESTION_WORDS and len(w) > 1}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One candidate piece of a note: a line, list item or sentence of a hit."""
+
+    text: str
+    path: str
+    line: int
+    heading: str
+    hit_score: float
+    stale: bool
+    hit_rank: int
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.line}"
+
+
+@dataclass
+class ScoredUnit:
+    unit: Unit
+    score: float
+    coverage: float
+    intent: bool
+    identifiers: int
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    citations: tuple[str, ...]
+    stale: bool
+    pieces: tuple[ScoredUnit, ...] = field(default=(), compare=False)
+
+
+def is_stale_hit(hit: dict[str, Any], now: dt.datetime | None) -> bool:
+    """A hit whose validity ended (or that a later fact superseded)."""
+    if hit.get("superseded_by"):
+        return True
+    end = hit.get("validity_end")
+    if end in (None, ""):
+        return False
+    if now is None:
+        return True
+    try:
+        when = end if isinstance(end, dt.datetime) else dt.datetime.fromisoformat(str(end))
+    except ValueError:
+        return True
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when <= now
+
+
+def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list[Unit]:
+    """Units of one hit. Uses ``hit["text"]`` (exact lines from memory_get) when present, else
+    the snippet; line numbers count from ``start_line``."""
+    text = hit.get("text") or hit.get("snippet") or ""
+    path = str(hit.get("path") or "")
+    first = int(hit.get("start_line") or 1)
+    stale_hit = is_stale_hit(hit, now)
+    heading = str(hit.get("heading") or "").split(" > ")[-1]
+    units: list[Unit] = []
+    in_fence = False
+    for offset, raw in enumerate(text.split("\n")):
+        line = raw.rstrip()
+        if line.strip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if in_fence or not line.strip() or line.strip() in ("---", "***", "…"):
+            continue
+        m = _HEADING.match(line)
+        if m:
+            heading = m.group(2)
+            continue
+        body = _COMMENT.sub("", _LIST_MARK.sub("", line)).strip().rstrip("…").strip()
+        if len(words(body)) < 2:
+            continue
+        stale = stale_hit or bool(_STALE_TEXT.search(body))
+        pieces = [body] if len(body) <= 200 else [p for p in _SENTENCE_END.split(body) if p.strip()]
+        for piece in pieces:
+            units.append(
+                Unit(
+                    piece.strip(), path, first + offset, heading, float(hit.get("score") or 0.0), stale, rank
+                )
+            )
+    return units
+
+
+def identifiers_in(text: str) -> int:
+    """Proper nouns (capitalised words past the first), dates and numbers in ``text``."""
+    toks = _WORD.findall(text)
+    proper = sum(
+        1
+        for i, t in enumerate(toks)
+        if i > 0 and t[:1].isupper() and t.casefold() not in STOPWORDS and not _DATE.fullmatch(t)
+    )
+    return (
+        proper
+        + len(_DATE.findall(text))
+        + sum(1 for t in toks if _NUMBER.search(t) and not _DATE.fullmatch(t))
+    )
+
+
+def intents_of(focus: str) -> set[str]:
+    ws = set(words(focus))
+    found = {name for name, cues in INTENT_WORDS.items() if ws & cues}
+    if "how" in ws and ws & {"much", "many", "long", "big", "old"}:
+        found.add("quantity")
+    return found
+
+
+def intent_strength(intent: str, text: str) -> float:
+    """How well ``text`` answers the kind of question asked: 1 fully, 0.6 weakly, 0 not."""
+    if intent == "decision":
+        return 1.0 if _DECISION.search(text) else (0.6 if _DECISION_WEAK.search(text) else 0.0)
+    if intent == "time":
+        return 1.0 if _DATE.search(text) else 0.0
+    if intent == "quantity":
+        return 1.0 if _NUMBER.search(text) else 0.0
+    # person / place: a name (a Title-case word past the first, not a month or weekday)
+    toks = _WORD.findall(text)
+    return 1.0 if any(i > 0 and _is_name(t) for i, t in enumerate(toks)) else 0.0
+
+
+def _is_name(token: str) -> bool:
+    return (
+        token[:1].isupper()
+        and token[1:2].islower()
+        and token.casefold() not in STOPWORDS
+        and not _DATE.fullmatch(token)
+    )
+
+
+def query_weights(focus: str, context: str) -> tuple[dict[str, float], set[str]]:
+    """Content stems of the query, weighted 1.0 for the latest message and 0.5 for earlier turns,
+    and the latest message's *entities* (capitalised past the first word, or with digits), which
+    weigh 2.0: names and identifiers are what must match."""
+    weights: dict[str, float] = {}
+    for tok in _WORD.findall(context):
+        w = tok.casefold()
+        if w not in STOPWORDS and w not in QUESTION_WORDS and len(w) > 1:
+            weights.setdefault(stem(w), 0.5)
+    entities: set[str] = set()
+    for i, tok in enumerate(_WORD.findall(focus)):
+        w = tok.casefold()
+        if w in STOPWORDS or w in QUESTION_WORDS or len(w) <= 1:
+            continue
+        special = (i > 0 and tok[:1].isupper()) or any(ch.isdigit() for ch in tok)
+        weights[stem(w)] = 2.0 if special else 1.0
+        if special:
+            entities.add(stem(w))
+    return weights, entities
+
+
+def score_units(
+    units: list[Unit], focus: str, context: str = "", *, intents: set[str] | None = None
+) -> list[ScoredUnit]:
+    """Relevant units, best first (see the module docstring for the scoring). When the latest
+    message names something (a name, an identifier), a unit must mention one of those names
+    (in its text or heading) to count: "weather in Paris" is not answered by "weather was grim"."""
+    weights, entities = query_weights(focus, context)
+    if not weights or not units:
+        return []
+    intents = intents_of(focus) if intents is None else intents
+    stems_of = [content_stems(u.text) for u in units]
+    heads_of = [content_stems(u.heading) for u in units]
+    n = len(units)
+    idf = {q: math.log(1.0 + n / (1 + sum(1 for s in stems_of if q in s))) for q in weights}
+    total = sum(weights[q] * idf[q] for q in weights) or 1.0
+    best_hit = max((u.hit_score for u in units), default=0.0) or 1.0
+    focus_words = set(words(focus))
+    cues = {
+        intent: {stem(w) for w in focus_words & CREDITED_CUES[intent]} & set(weights)
+        for intent in intents
+        if intent in CREDITED_CUES
+    }
+    scored: list[ScoredUnit] = []
+    for unit, stems, heads in zip(units, stems_of, heads_of, strict=True):
+        in_text = sum(weights[q] * idf[q] for q in weights if q in stems)
+        in_head = sum(weights[q] * idf[q] for q in weights if q in heads and q not in stems)
+        strengths = {i: intent_strength(i, unit.text) for i in intents}
+        strength = max(strengths.values(), default=0.0)
+        if in_text <= 0 and not (in_head > 0 and strength > 0):
+            continue
+        if entities and not entities & (stems | heads):
+            continue
+        credit = sum(
+            weights[q] * idf[q] * strengths[intent]
+            for intent, qs in cues.items()
+            for q in qs
+            if q not in stems and q not in heads
+        )
+        coverage = (in_text + credit + 0.4 * in_head) / total
+        if coverage < MIN_COVERAGE:
+            continue
+        ids = identifiers_in(unit.text)
+        score = 2.0 * coverage + 0.8 * strength + min(0.45, 0.15 * ids)
+        score += 0.5 * (unit.hit_score / best_hit) - 0.02 * unit.hit_rank
+        if unit.stale:
+            score *= 0.6
+        scored.append(ScoredUnit(unit, score, coverage, strength > 0, ids))
+    scored.sort(key=lambda s: (-s.score, s.unit.hit_rank, s.unit.line))
+    return scored
+
+
+def _similar(a: str, b: str) -> bool:
+    sa, sb = content_stems(a), content_stems(b)
+    if not sa or not sb:
+        return False
+    return len(sa & sb) / len(sa | sb) >= 0.5
+
+
+def render_piece(unit: Unit, limit: int) -> str | None:
+    """``text (path#Ln)`` within ``limit`` characters, the text cut at a word boundary; None when
+    less than a few words would survive."""
+    cite = f" ({unit.citation})"
+    text = unit.text.rstrip(" .;:,")
+    prefix = "(superseded) " if unit.stale else ""
+    room = limit - len(cite) - len(prefix)
+    if room < 16:
+        return None
+    body = clip(text, room)
+    return f"{prefix}{body}{cite}"
+
+
+def compose(scored: list[ScoredUnit], max_chars: int) -> Note | None:
+    """The note from the best units: the best first, then one more if it is good, different and fits."""
+    if not scored:
+        return None
+    top = scored[0]
+    first = render_piece(top.unit, max_chars)
+    if first is None:
+        text = clip(f"{top.unit.text} ({top.unit.citation})", max_chars)
+        return Note(text, (top.unit.citation,), top.unit.stale, (top,))
+    pieces, chosen = [first], [top]
+    sep = "; "
+    for cand in scored[1:4]:
+        if cand.score < 0.5 * top.score or any(_similar(cand.unit.text, c.unit.text) for c in chosen):
+            continue
+        room = max_chars - len(sep.join(pieces)) - len(sep)
+        piece = render_piece(cand.unit, room)
+        if piece is None:
+            continue
+        kept = len(piece) - len(cand.unit.citation) - 3
+        if piece.count("…") and kept < 0.6 * len(cand.unit.text):
+            continue  # too little of it would survive the cut
+        pieces.append(piece)
+        chosen.append(cand)
+        break
+    text = sep.join(pieces)
+    if len(text) > max_chars:  # defensive: never exceed the cap
+        text = clip(text, max_chars)
+    return Note(
+        text,
+        tuple(dict.fromkeys(c.unit.citation for c in chosen)),
+        any(c.unit.stale for c in chosen),
+        tuple(chosen),
+    )
+
+
+def extractive_note(
+    hits: Iterable[dict[str, Any]],
+    focus: str,
+    context: str = "",
+    *,
+    max_chars: int = 220,
+    now: dt.datetime | None = None,
+) -> Note | None:
+    """The offline gate's note for ``hits`` (memory_search results, optionally with exact
+    ``text`` from memory_get), or None when no line of them is relevant to the query."""
+    units = [u for rank, hit in enumerate(hits) for u in split_units(hit, rank, now)]
+    return compose(score_units(units, focus, context), max_chars)

@@ -1,0 +1,132 @@
+"""Building the gate's search query and the conversation its sub-agent sees (pure).
+
+Query modes (OpenClaw active-memory's ``queryMode``):
+
+- ``message``: the latest user message only.
+- ``recent`` (default): the last ``recent_user_turns`` earlier user turns (each cut to
+  ``recent_user_chars``), the last ``recent_assistant_turns`` assistant turns (each cut to
+  ``recent_assistant_chars``), then the latest message, in thread order.
+- ``full``: the whole thread; the sub-agent's view is capped at ``full_context_chars`` (the most
+  recent text is kept).
+
+The search query is the same text capped at ``max_query_chars`` (480): when it is too long the
+oldest parts go first and the latest message is kept whole (cut only if it alone is too long).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+QUERY_MODES = ("message", "recent", "full")
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class GateQuery:
+    query: str  # what is searched (<= max_query_chars)
+    focus: str  # the latest user message (weighs most in relevance)
+    conversation: str  # what the sub-agent model is shown
+    mode: str
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut to at most ``limit`` characters at a word boundary ("…" marks a cut)."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return text[:limit]
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"
+
+
+def thread_of(session: dict[str, Any]) -> tuple[list[Turn], str]:
+    """(earlier turns, latest user message) from a session dict. The latest message is
+    ``session["message"]``; when absent it is the last user turn of ``messages``. A trailing
+    user turn equal to the latest message is not counted twice."""
+    turns = [
+        Turn(str(m.get("role", "")), str(m.get("content") or ""))
+        for m in session.get("messages") or []
+        if isinstance(m, dict)
+        and m.get("role") in ("user", "assistant")
+        and str(m.get("content") or "").strip()
+    ]
+    message = session.get("message")
+    if message is None:
+        last_user = next((i for i in range(len(turns) - 1, -1, -1) if turns[i].role == "user"), None)
+        if last_user is None:
+            return turns, ""
+        return turns[:last_user] + turns[last_user + 1 :], turns[last_user].content
+    message = str(message)
+    if turns and turns[-1].role == "user" and turns[-1].content.strip() == message.strip():
+        turns = turns[:-1]
+    return turns, message
+
+
+def _recent(turns: list[Turn], config: dict[str, Any]) -> list[tuple[str, str]]:
+    """The recent tail, in thread order, each turn clipped to its role's cap."""
+    want = {"user": config["recent_user_turns"], "assistant": config["recent_assistant_turns"]}
+    caps = {"user": config["recent_user_chars"], "assistant": config["recent_assistant_chars"]}
+    picked: list[tuple[str, str]] = []
+    for turn in reversed(turns):
+        if want.get(turn.role, 0) > 0:
+            want[turn.role] -= 1
+            picked.append((turn.role, clip(turn.content, caps[turn.role])))
+    return list(reversed(picked))
+
+
+def _fit(parts: list[str], latest: str, limit: int) -> str:
+    """Join ``parts`` then ``latest`` with newlines within ``limit``, dropping the oldest parts."""
+    latest = clip(latest, limit)
+    kept = list(parts)
+    while kept and len("\n".join([*kept, latest])) > limit:
+        kept.pop(0)
+    return "\n".join([*kept, latest])
+
+
+def build_query(session: dict[str, Any], config: dict[str, Any], mode: str | None = None) -> GateQuery:
+    mode = mode or config["query_mode"]
+    if mode not in QUERY_MODES:
+        raise ValueError(f"query_mode: invalid value {mode!r} (allowed: {', '.join(QUERY_MODES)})")
+    turns, message = thread_of(session)
+    latest = " ".join(message.split())
+    limit = config["max_query_chars"]
+    if mode == "message" or not latest:
+        conversation = f"Latest user message:\n{latest}"
+        return GateQuery(clip(latest, limit), latest, conversation, mode)
+    if mode == "recent":
+        tail = _recent(turns, config)
+        query = _fit([text for _, text in tail], latest, limit)
+        lines = [f"{role}: {text}" for role, text in tail]
+        conversation = (
+            "Recent conversation tail:\n" + "\n".join(lines) + "\n\n" if lines else ""
+        ) + f"Latest user message:\n{latest}"
+        return GateQuery(query, latest, conversation, mode)
+    # full
+    whole = [(t.role, " ".join(t.content.split())) for t in turns]
+    query = _fit([text for _, text in whole], latest, limit)
+    lines = [f"{role}: {text}" for role, text in whole]
+    budget = config["full_context_chars"]
+    while lines and len("\n".join(lines)) + len(latest) > budget:
+        lines.pop(0)
+    conversation = (
+        "Full conversation context:\n" + "\n".join(lines) + "\n\n" if lines else ""
+    ) + f"Latest user message:\n{clip(latest, budget)}"
+    return GateQuery(query, latest, conversation, mode)
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def cache_key(session: dict[str, Any], query: GateQuery) -> tuple[str, str, str]:
+    return (str(session.get("id") or ""), query.mode, _SPACES.sub(" ", query.query).strip().casefold())

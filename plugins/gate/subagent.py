@@ -1,0 +1,150 @@
+"""The gate's model sub-agent: its prompt, how its reply is read, and the per-model circuit breaker.
+
+The sub-agent's two tools are run by the gate on its behalf before the one model call:
+``memory_search`` (corpus all, source gate) and ``memory_get`` for the exact lines of each hit.
+The model then sees the conversation and those results and answers ``NONE`` or one plain-text
+note. One round-trip keeps the hard deadline predictable, and the same hits feed the offline
+fallback, so a timed-out model still leaves a partial note.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any
+from xml.sax.saxutils import escape
+
+from lifelong import templates
+
+from .extractive import is_stale_hit
+from .query import clip
+
+PROMPT_TEMPLATE = "gate.md.j2"
+DEFAULT_STYLE = {"message": "strict", "recent": "balanced", "full": "contextual"}
+STYLE_INSTRUCTIONS = {
+    "balanced": "Return a note when a memory clearly bears on what the user is asking or talking about; "
+    "otherwise NONE.",
+    "strict": "Be sparing: return a note only when a memory directly answers or changes the reply to the "
+    "latest message; anything weaker is NONE.",
+    "contextual": "Let the whole conversation guide you: a memory that matters to the thread so far is "
+    "worth a note even if the latest message alone would not ask for it.",
+    "recall-heavy": "Lean towards surfacing memory: a plausible, useful connection is worth a note.",
+    "precision-heavy": "Prefer NONE unless the match between memory and message is obvious.",
+    "preference-only": "Only surface stable personal facts: favourites, habits, routines, taste and "
+    "recurring details about the user; everything else is NONE.",
+}
+NOTHING_REPLIES = frozenset(
+    {
+        "",
+        "none",
+        "no_reply",
+        "no reply",
+        "noreply",
+        "[]",
+        "{}",
+        "n/a",
+        "na",
+        "null",
+        "nil",
+        "nothing",
+        "-",
+        "no",
+        "no note",
+        "nothing to add",
+        "nothing relevant",
+        "no relevant memory",
+        "no relevant memories",
+    }
+)
+_LABEL = re.compile(r"^(?:note|memory|summary|answer|output)\s*:\s*", re.I)
+_NONE_LEAD = re.compile(r"^(?:none|no_reply|n/a)\b(?:\s*[-—:.(]|\s*$)", re.I)
+
+
+def style_for(config: dict[str, Any], mode: str) -> str:
+    return config.get("prompt_style") or DEFAULT_STYLE.get(mode, "balanced")
+
+
+def hit_view(hit: dict[str, Any], now: dt.datetime | None, limit: int = 600) -> dict[str, Any]:
+    """What the prompt shows of one hit; memory text is escaped so it cannot close its tag."""
+    text = hit.get("text") or hit.get("snippet") or ""
+    start = int(hit.get("start_line") or 1)
+    end = int(hit.get("end_line") or start)
+    citation = f"{hit.get('path')}#L{start}-L{end}" if end > start else f"{hit.get('path')}#L{start}"
+    return {
+        "citation": escape(citation, {'"': "&quot;"}),
+        "date": escape(str(hit.get("source_date") or ""), {'"': "&quot;"}),
+        "corpus": escape(str(hit.get("corpus") or "memory"), {'"': "&quot;"}),
+        "stale": is_stale_hit(hit, now),
+        "text": escape(text[:limit]),
+    }
+
+
+def render_prompt(
+    *,
+    conversation: str,
+    hits: list[dict[str, Any]],
+    config: dict[str, Any],
+    mode: str,
+    now: dt.datetime,
+    timezone: str,
+) -> list[dict[str, str]]:
+    style = style_for(config, mode)
+    text = templates.render(
+        PROMPT_TEMPLATE,
+        today=now.date().isoformat(),
+        timezone=timezone,
+        max_chars=config["max_summary_chars"],
+        style=style,
+        style_instruction=STYLE_INSTRUCTIONS[style],
+        prompt_append=config.get("prompt_append") or "",
+        conversation=escape(conversation),
+        hits=[hit_view(h, now) for h in hits],
+    )
+    return [{"role": "user", "content": text}]
+
+
+def read_reply(reply: str, max_chars: int) -> str | None:
+    """The note in a model reply, on one line and within ``max_chars`` (cut at a word boundary);
+    None when the reply means "nothing to add" (NONE, no_reply, [], n/a, …)."""
+    text = (reply or "").strip()
+    fence = re.fullmatch(r"```[\w-]*\s*(.*?)\s*```", text, flags=re.S)
+    if fence:
+        text = fence.group(1).strip()
+    text = text.strip("`\"' \n")
+    text = _LABEL.sub("", text).strip()
+    first_line = text.split("\n", 1)[0].strip()
+    key = first_line.strip(" .!*_`'\"").casefold()
+    if key in NOTHING_REPLIES or _NONE_LEAD.match(first_line):
+        return None
+    text = " ".join(text.split())
+    return clip(text, max_chars) if text else None
+
+
+@dataclass
+class CircuitBreaker:
+    """Per model: ``failures`` consecutive timeouts open it for ``cooldown_s`` seconds (the model
+    is skipped and the offline note is used). After the cooldown one call is let through; another
+    timeout opens it again at once, a success closes it. Time comes from ``clock.now()``."""
+
+    failures: int = 3
+    cooldown_s: float = 60.0
+    consecutive: int = 0
+    open_until: float | None = None
+
+    def allows(self, now_ts: float) -> bool:
+        return self.open_until is None or now_ts >= self.open_until
+
+    def record_timeout(self, now_ts: float) -> None:
+        self.consecutive += 1
+        if self.consecutive >= self.failures:
+            self.open_until = now_ts + self.cooldown_s
+
+    def record_success(self) -> None:
+        self.consecutive = 0
+        self.open_until = None
+
+    def state(self, now_ts: float) -> str:
+        if self.open_until is None:
+            return "closed"
+        return "open" if now_ts < self.open_until else "half-open"
