@@ -61,6 +61,7 @@ class LifelongGroup(click.Group):
         if not self._plugins_loaded:
             self._plugins_loaded = True
             _register_plugin_commands(self)
+            _register_eval_command(self)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self.load_plugin_commands()
@@ -305,6 +306,17 @@ def _register_plugin_commands(group: click.Group) -> None:
         click.echo(f"warning: {exc}", err=True)
         host = Host(None, builtins=BUILTIN_PLUGINS, entry_points=False)
     host.call("register_commands", cli=group)
+
+
+def _register_eval_command(group: click.Group) -> None:
+    """``lifelong eval``: the harness in the ``evals`` package (absent from a minimal install)."""
+    try:
+        from evals.harness import eval_command
+    except ModuleNotFoundError as exc:
+        if exc.name != "evals":
+            raise
+        return
+    group.add_command(eval_command)
 
 
 def main() -> None:

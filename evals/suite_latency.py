@@ -1,0 +1,213 @@
+"""Suite ``latency``: search latency vs corpus size (:mod:`evals.bench_search`), incremental
+reindex, and embedding throughput of the configured local model.
+
+Full run: 10k, 100k and 1M synthetic chunks, 200 queries x 3 repetitions each; ``--quick``: 10k
+chunks, 50 queries x 1. Timing figures are p50/p95 over all samples; they vary with the machine's
+load (recorded in results.json), quality figures (recall@10) do not.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from evals import bench_search
+
+FULL_SIZES = (10_000, 100_000, 1_000_000)
+QUICK_SIZES = (10_000,)
+
+
+def embedding_passages() -> tuple[list[str], list[str], list[str]]:
+    """(long ~400-token passages, one-line passages, queries) of plain English note text."""
+    from lifelong_plugins.recall.chunking import estimate_tokens
+
+    from lifelong.templates import template_dir
+
+    lines: list[str] = []
+    for path in sorted((Path(template_dir()) / "memory").glob("*.md")):
+        lines += [ln for ln in path.read_text("utf-8").splitlines() if ln.startswith("- ")]
+    lines += bench_search.TODAY_LINES
+    long_passages = []
+    for i in range(16):
+        buf: list[str] = []
+        j = i
+        while estimate_tokens("\n".join(buf)) < 400:
+            buf.append(lines[j % len(lines)])
+            j += 3
+        long_passages.append("\n".join(buf))
+    short = [lines[i % len(lines)] for i in range(32)]
+    queries = [
+        "which venue did we book for the offsite?",
+        "when is the dentist appointment",
+        "what did we decide about the pitch deck",
+        "who is moving to Berlin",
+        "TW-418 status",
+        "quarterly numbers deadline",
+        "domain renewal date",
+        "hiring plan backend roles",
+    ]
+    return long_passages, short, queries
+
+
+def measure_embedding(quick: bool) -> dict[str, Any]:
+    from lifelong_plugins.recall.chunking import estimate_tokens
+
+    from lifelong.embeddings import make_embedder
+
+    embedder = make_embedder({"provider": "local"})
+    assert embedder is not None
+    long_p, short_p, queries = embedding_passages()
+    if quick:
+        long_p, short_p = long_p[:4], short_p[:8]
+    t0 = time.perf_counter()
+    embedder.embed_query("load the model")
+    load_ms = (time.perf_counter() - t0) * 1000
+    t0 = time.perf_counter()
+    embedder.embed_passages(long_p)
+    long_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    embedder.embed_passages(short_p)
+    short_s = time.perf_counter() - t0
+    q_ms = []
+    for _ in range(2 if quick else 5):
+        for q in queries:
+            t0 = time.perf_counter()
+            embedder.embed_query(q)
+            q_ms.append((time.perf_counter() - t0) * 1000)
+    return {
+        "model": f"{embedder.provider}:{embedder.model}",
+        "first_call_ms": round(load_ms, 1),
+        "long_passages": {
+            "n": len(long_p),
+            "mean_tokens_estimate": round(sum(estimate_tokens(p) for p in long_p) / len(long_p)),
+            "per_s": round(len(long_p) / long_s, 2),
+        },
+        "short_passages": {"n": len(short_p), "per_s": round(len(short_p) / short_s, 1)},
+        "query_ms": bench_search.percentiles(q_ms),
+    }
+
+
+def run(opts: Any) -> dict[str, Any]:
+    sizes = QUICK_SIZES if opts.quick else FULL_SIZES
+    results = bench_search.run_bench(
+        sizes,
+        cache_dir=opts.cache_dir,
+        seed=opts.seed,
+        n_queries=50 if opts.quick else 200,
+        reps=1 if opts.quick else 3,
+        log=opts.log,
+    )
+    results["embedding"] = measure_embedding(opts.quick)
+    opts.log(
+        f"  embedding: {results['embedding']['long_passages']['per_s']} long passages/s, "
+        f"query p50 {results['embedding']['query_ms']['p50']} ms"
+    )
+    return results
+
+
+def report(results: dict[str, Any]) -> str:
+    lines = [
+        f"Synthetic corpora (seed {results['seed']}), {results['queries']} queries x {results['reps']} repetitions; "
+        "search excludes query embedding (query vector given); times in ms, p50 / p95.",
+        "",
+        "| chunks | hybrid | FTS-only search | vector leg | FTS leg | rest of pipeline | validity filter +p50 | "
+        "vector recall@10 | auto-sync check | cold first search |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for n, r in results["by_size"].items():
+        lines.append(
+            f"| {int(n):,} | {_pp(r['hybrid'])} | {_pp(r['fts_only'])} | {_pp(r['vector_leg'])} | {_pp(r['fts_leg'])} | "
+            f"{_pp(r['rest_of_pipeline'])} | {r['validity']['overhead_p50_ms']:+.2f} | {r['vector_recall@10']:.3f} | "
+            f"{_pp(r['auto_sync_check'])} | {r['cold_first_search_ms']} |"
+        )
+    lines += [
+        "",
+        "Incremental reindex after appending one line to today's daily (model loaded), ms p50 / p95:",
+        "",
+        "| chunks | files | sync (`lifelong index`) | chunks embedded | first search after | append + tool search |",
+        "|---|---|---|---|---|---|",
+    ]
+    for n, r in results["by_size"].items():
+        ri = r["reindex"]
+        lines.append(
+            f"| {int(n):,} | {r['files']:,} | {_pp(ri['sync_after_append'])} | {ri['embedded_chunks_per_sync']} | "
+            f"{_pp(ri['first_search_after_sync'])} | {_pp(ri['append_then_tool_search'])} |"
+        )
+    lines += ["", "Targets (issue 3):", ""]
+    for name, v in results["verdict"].items():
+        lines.append(f"- {name}: {v['value']} (target {v['target']}): {'met' if v['met'] else '**missed**'}")
+    largest = max(results["by_size"], key=int)
+    prof = results["by_size"][largest].get("profile_hybrid") or []
+    if prof:
+        lines += [
+            "",
+            f"Where hybrid search time goes at {int(largest):,} chunks (cProfile, ms per search):",
+            "",
+        ]
+        lines += ["| function | calls | cumulative | own | share |", "|---|---|---|---|---|"]
+        for p in prof:
+            lines.append(
+                f"| `{p['function']}` | {p['calls']} | {p['cumulative_ms_per_search']} | {p['own_ms_per_search']} | "
+                f"{p['share_of_search']} |"
+            )
+    e = results["embedding"]
+    lines += [
+        "",
+        f"Embedding ({e['model']}): {e['long_passages']['per_s']} passages/s at ~{e['long_passages']['mean_tokens_estimate']} "
+        f"tokens, {e['short_passages']['per_s']} one-line passages/s, query p50 {e['query_ms']['p50']} ms / "
+        f"p95 {e['query_ms']['p95']} ms, first call {e['first_call_ms']} ms.",
+        "",
+        "Build of each corpus: "
+        + ", ".join(
+            f"{int(n):,}: {r['build_s']} s{' (cached)' if r['reused_cache'] else ''}, {r['db_mb']} MB"
+            for n, r in results["by_size"].items()
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def _pp(p: dict[str, Any]) -> str:
+    return f"{p['p50']:.1f} / {p['p95']:.1f}"
+
+
+def plots(results: dict[str, Any], out_dir: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    by = results["by_size"]
+    xs = sorted(int(n) for n in by)
+    series = {
+        "hybrid search": lambda r: r["hybrid"],
+        "FTS-only search": lambda r: r["fts_only"],
+        "vector leg": lambda r: r["vector_leg"],
+        "FTS leg": lambda r: r["fts_leg"],
+    }
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for label, get in series.items():
+        line = ax.plot(xs, [get(by[str(x)])["p50"] for x in xs], "-o", label=f"{label} p50")[0]
+        ax.plot(
+            xs,
+            [get(by[str(x)])["p95"] for x in xs],
+            "--",
+            color=line.get_color(),
+            alpha=0.7,
+            label=f"{label} p95",
+        )
+    ax.scatter(
+        [100_000, 1_000_000], [20, 100], marker="*", s=120, color="black", zorder=5, label="p95 targets"
+    )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("chunks in the index")
+    ax.set_ylabel("ms (query embedding excluded)")
+    ax.set_title("Search latency vs corpus size")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    path = out_dir / "latency-vs-corpus-size.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path.name]
