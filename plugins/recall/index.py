@@ -488,6 +488,15 @@ class RecallIndex:
     def vector_count(self) -> int:
         return self.store.conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
 
+    def mean_vector(self) -> np.ndarray | None:
+        """The corpus's mean embedding (for cosine centring): the stored centroid, or for an
+        index too small to have one yet, the mean of its few vectors."""
+        centroid = self.centroid()
+        if centroid is not None:
+            return centroid
+        vecs = self._all_vectors(limit=CENTROID_MIN_VECTORS)
+        return None if vecs is None else vecs.mean(axis=0)
+
     def centroid(self) -> np.ndarray | None:
         raw = self.meta(CENTROID_KEY)
         return np.frombuffer(bytes.fromhex(raw), dtype=np.float32) if raw else None

@@ -40,11 +40,25 @@ def bm25_score(rank: float) -> float:
     return r / (1.0 + r) if r > 0 else 0.0
 
 
-def decay_factor(age_days: float | None, half_life_days: float) -> float:
-    """2^(-age/half_life); 1.0 for evergreen content (age None) and for future dates."""
+def decay_factor(age_days: float | None, half_life_days: float, floor: float = 0.0) -> float:
+    """floor + (1-floor)*2^(-age/half_life); 1.0 for evergreen content (age None) and for future
+    dates. With floor 0 (the default) this is the plain half-life decay."""
     if age_days is None or half_life_days <= 0:
         return 1.0
-    return math.pow(2.0, -max(0.0, age_days) / half_life_days)
+    return floor + (1.0 - floor) * math.pow(2.0, -max(0.0, age_days) / half_life_days)
+
+
+def centred_cosine(cosine: float | None, background: float) -> float | None:
+    """How much more similar than the average passage, on [0, 1]: 2*(cos - b)/(1 - b), clipped,
+    where b = query . centroid is the query's mean cosine to the corpus. Embedders such as e5
+    put nearly every passage at cos 0.75-0.85 to any query; centring spreads that narrow band, so
+    an unrelated passage scores near 0 instead of like a half match, and a passage halfway from
+    the average to identical counts as a full match."""
+    if cosine is None:
+        return None
+    if background <= 0.0 or background >= 1.0:
+        return max(0.0, cosine)
+    return min(1.0, max(0.0, 2.0 * (cosine - background) / (1.0 - background)))
 
 
 def hybrid_score(cosine: float | None, bm25: float | None, vector_weight: float, text_weight: float) -> float:
@@ -83,7 +97,7 @@ def fts_query(
     if not units:
         return None
     order = list(units)
-    if doc_freq is not None and total_docs > 0:
+    if doc_freq is not None and total_docs >= 100:  # in a tiny index every term is "common"
         df_parts = doc_freq(sorted({p for parts in units.values() for p in parts}))
         df = {u: min(df_parts.get(p, 0) for p in parts) for u, parts in units.items()}
         limit = max(1, int(total_docs * max_df_ratio))
@@ -111,7 +125,8 @@ class Candidate:
     source_date: float | None = None  # epoch seconds
     evergreen: bool = False
     generated: bool = False
-    cosine: float | None = None
+    cosine: float | None = None  # raw cosine similarity
+    similarity: float | None = None  # the vector score used in the hybrid (centred cosine)
     bm25: float | None = None
     fts_rank: float | None = None
     hybrid: float = 0.0
@@ -138,28 +153,29 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if (a or b) else 0.0
 
 
-def mmr(
-    candidates: Sequence[Candidate], *, lam: float, limit: int, drop_above: float = 0.85
-) -> list[Candidate]:
+def mmr(candidates: Sequence[Candidate], *, lam: float, limit: int, drop_above: float = 0.85) -> list[Candidate]:
     """Maximal marginal relevance over token-set Jaccard similarity: repeatedly pick the
     candidate maximising lam*score - (1-lam)*max_similarity_to_picked. Near-duplicates of an
     already picked candidate sink, and those at or above ``drop_above`` similarity are dropped
-    (an overlapping chunk or a copied paragraph). Picks keep their original score."""
+    (an overlapping chunk or a copied paragraph). Picks keep their original score.
+
+    Each candidate's highest similarity to the picks so far is kept up to date as picks are
+    added, so the cost is O(limit x candidates) similarity computations."""
     pool = sorted(candidates, key=lambda c: c.score, reverse=True)
-    sets = {id(c): token_set(c.text) for c in pool}
+    sets = [token_set(c.text) for c in pool]
+    max_sim = [0.0] * len(pool)
+    alive = list(range(len(pool)))
     picked: list[Candidate] = []
     penalties: list[float] = []
-    while pool and len(picked) < limit:
-        best, best_value, best_pen = None, -math.inf, 0.0
-        for c in pool:
-            pen = max((jaccard(sets[id(c)], sets[id(p)]) for p in picked), default=0.0)
-            value = lam * c.score - (1 - lam) * pen
-            if value > best_value:
-                best, best_value, best_pen = c, value, pen
-        assert best is not None
-        pool.remove(best)
-        if picked and best_pen >= drop_above:
+    while alive and len(picked) < limit:
+        best = max(alive, key=lambda i: lam * pool[i].score - (1 - lam) * max_sim[i])
+        alive.remove(best)
+        if picked and max_sim[best] >= drop_above:
             continue
-        picked.append(best)
-        penalties.append(best_pen)
+        picked.append(pool[best])
+        penalties.append(max_sim[best])
+        for i in alive:
+            sim = jaccard(sets[i], sets[best])
+            if sim > max_sim[i]:
+                max_sim[i] = sim
     return [replace(c, mmr_penalty=p) for c, p in zip(picked, penalties, strict=True)]

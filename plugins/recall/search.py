@@ -18,7 +18,7 @@ import numpy as np
 from lifelong.errors import InputError
 
 from .index import RecallIndex, is_generated_path
-from .scoring import Candidate, bm25_score, decay_factor, fts_query, hybrid_score, mmr
+from .scoring import Candidate, bm25_score, centred_cosine, decay_factor, fts_query, hybrid_score, mmr
 from .vectors import pack_codes
 
 MODES = ("current", "valid-at", "all")
@@ -251,6 +251,11 @@ class Searcher:
             vec.update(self.cosines(qvec, missing_cos))
         vw = cfg["vector_weight"] if have_vectors else 0.0
         tw = cfg["text_weight"]
+        background = 0.0
+        if qvec is not None and cfg["cosine_centering"]:
+            mean = self.index.mean_vector()
+            background = float(qvec @ mean) if mean is not None else 0.0
+        legs["cosine_background"] = background
         ref = at.timestamp()
         candidates: list[Candidate] = []
         for row in rows:
@@ -258,9 +263,10 @@ class Searcher:
             c.cosine = vec.get(c.chunk_id)
             c.fts_rank = fts.get(c.chunk_id)
             c.bm25 = bm25_score(c.fts_rank) if c.fts_rank is not None else 0.0
-            c.hybrid = hybrid_score(c.cosine, c.bm25, vw, tw)
+            c.similarity = centred_cosine(c.cosine, background)
+            c.hybrid = hybrid_score(c.similarity, c.bm25, vw, tw)
             age = None if c.evergreen or c.source_date is None else (ref - c.source_date) / 86400.0
-            c.decay = decay_factor(age, cfg["half_life_days"])
+            c.decay = decay_factor(age, cfg["half_life_days"], cfg["decay_floor"])
             c.score = c.hybrid * c.decay
             candidates.append(c)
 
@@ -272,12 +278,8 @@ class Searcher:
             for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
                 candidates.extend(c if isinstance(c, Candidate) else Candidate(**c) for c in extra)
 
-        ranked = mmr(
-            candidates,
-            lam=cfg["mmr_lambda"],
-            limit=len(candidates),
-            drop_above=cfg["mmr_duplicate_threshold"],
-        )
+        ranked = mmr(candidates, lam=cfg["mmr_lambda"], limit=max(3 * req.max_results, 20),
+                     drop_above=cfg["mmr_duplicate_threshold"])
         passing = [c for c in ranked if c.score >= req.min_score]
         # lexical rescue (openclaw#25183): an exact keyword hit must not vanish under min_score
         strong = sorted(
@@ -379,7 +381,7 @@ def result_json(
             else None
         )
     if explain:
-        keep = ("cosine", "bm25", "fts_rank", "hybrid", "decay", "mmr_penalty", "rescued", "evergreen")
+        keep = ("cosine", "similarity", "bm25", "fts_rank", "hybrid", "decay", "mmr_penalty", "rescued", "evergreen")
         out["explain"] = {
             k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(c).items() if k in keep
         }

@@ -111,3 +111,18 @@ def test_mmr_removes_a_planted_near_duplicate() -> None:
     near = _cand(4, "Booked the offsite at Gut Boltenhagen, Baltic coast", 0.6)
     out = mmr([a, near, other], lam=0.7, limit=6, drop_above=0.99)
     assert [c.chunk_id for c in out] == [1, 3, 4]
+
+
+def test_decay_floor_and_cosine_centring() -> None:
+    from lifelong_plugins.recall.scoring import centred_cosine
+
+    assert abs(decay_factor(30, 30, floor=0.5) - 0.75) < 1e-9
+    assert abs(decay_factor(3000, 30, floor=0.5) - 0.5) < 1e-9  # old facts keep half their weight
+    assert decay_factor(None, 30, floor=0.5) == 1.0
+    # e5-like narrow band: background 0.78; an average passage scores 0, a close one high
+    assert centred_cosine(0.78, 0.78) == 0.0
+    assert centred_cosine(0.70, 0.78) == 0.0
+    assert abs(centred_cosine(0.89, 0.78) - 1.0) < 1e-9
+    assert abs(centred_cosine(0.835, 0.78) - 0.5) < 1e-9
+    assert centred_cosine(0.4, 0.0) == 0.4  # no background known: the raw cosine
+    assert centred_cosine(None, 0.78) is None
