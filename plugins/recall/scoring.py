@@ -153,7 +153,9 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if (a or b) else 0.0
 
 
-def mmr(candidates: Sequence[Candidate], *, lam: float, limit: int, drop_above: float = 0.85) -> list[Candidate]:
+def mmr(
+    candidates: Sequence[Candidate], *, lam: float, limit: int, drop_above: float = 0.85
+) -> list[Candidate]:
     """Maximal marginal relevance over token-set Jaccard similarity: repeatedly pick the
     candidate maximising lam*score - (1-lam)*max_similarity_to_picked. Near-duplicates of an
     already picked candidate sink, and those at or above ``drop_above`` similarity are dropped

@@ -152,11 +152,20 @@ class Searcher:
         )
         if match is None:
             return {}
-        sql = (
-            f"SELECT c.id, bm25(chunks_fts, 1.0, 0.5) AS rank FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
-            f"WHERE chunks_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"
-        )
-        return {cid: rank for cid, rank in self.conn.execute(sql, [match, *params, limit])}
+        # FTS5 answers "ORDER BY rank LIMIT n" on the bare table without scoring every match
+        # (rank is bm25 with the heading column at half weight, configured in tables.py); the
+        # validity and corpus predicates are applied to that best-first window, which widens
+        # until enough rows pass or the matches run out.
+        window = limit * 4
+        while True:
+            sql = (
+                "SELECT c.id, f.rank FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? "
+                f"ORDER BY rank LIMIT ?) AS f JOIN chunks c ON c.id = f.rowid WHERE {where} ORDER BY f.rank LIMIT ?"
+            )
+            rows = self.conn.execute(sql, [match, window, *params, limit]).fetchall()
+            if len(rows) >= limit or window >= self._total_docs():
+                return {cid: rank for cid, rank in rows}
+            window *= 8
 
     def vector_leg(self, qvec: np.ndarray, where: str, params: list[Any], limit: int) -> dict[int, float]:
         matrix = self.index.code_matrix()
@@ -278,8 +287,12 @@ class Searcher:
             for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
                 candidates.extend(c if isinstance(c, Candidate) else Candidate(**c) for c in extra)
 
-        ranked = mmr(candidates, lam=cfg["mmr_lambda"], limit=max(3 * req.max_results, 20),
-                     drop_above=cfg["mmr_duplicate_threshold"])
+        ranked = mmr(
+            candidates,
+            lam=cfg["mmr_lambda"],
+            limit=max(3 * req.max_results, 20),
+            drop_above=cfg["mmr_duplicate_threshold"],
+        )
         passing = [c for c in ranked if c.score >= req.min_score]
         # lexical rescue (openclaw#25183): an exact keyword hit must not vanish under min_score
         strong = sorted(
@@ -381,7 +394,17 @@ def result_json(
             else None
         )
     if explain:
-        keep = ("cosine", "similarity", "bm25", "fts_rank", "hybrid", "decay", "mmr_penalty", "rescued", "evergreen")
+        keep = (
+            "cosine",
+            "similarity",
+            "bm25",
+            "fts_rank",
+            "hybrid",
+            "decay",
+            "mmr_penalty",
+            "rescued",
+            "evergreen",
+        )
         out["explain"] = {
             k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(c).items() if k in keep
         }

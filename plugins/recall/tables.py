@@ -102,3 +102,10 @@ def m001_core_tables(db):  # noqa: ANN001 - sqlite-utils passes the Database
             key TEXT PRIMARY KEY,
             value TEXT
         )""")
+
+
+@migrations()
+def m002_fts_rank(db):  # noqa: ANN001
+    """Make FTS5's rank column bm25 with the heading column at half weight, so searches can use
+    FTS5's fast ORDER BY rank LIMIT path."""
+    db.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5)')")
