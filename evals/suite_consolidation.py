@@ -5,8 +5,9 @@ The generator and the runner live in :mod:`evals.persona` (issue 5's eval, see i
 same-day bursts and later corrections; ``run_persona_month(month, root)`` replays the month day
 by day (real ``memory_search`` calls, real ``lifelong dream`` at 03:00 each night) and scores every
 promotion against the labels. This suite runs it for fixed seeds and reports promotion precision
-and recall, MEMORY.md size and things remembered per night. :mod:`evals.bench_dream`, when
-present, run it on its own: ``python -m evals.bench_dream`` (issue 5's timing figure).
+and recall, MEMORY.md size and things remembered per night. When :mod:`evals.bench_dream` is present, its
+``year_benchmark`` adds issue 5's timing figures: a full dream over a year of dailies and 100k recall
+events without a model (target <= 10 s), the first nightly dream, the next night.
 
 Full run: seeds 1-3, 30-day months with local embeddings; ``--quick``: seed 1, a 14-day month with
 6 facts and 1 correction, FTS-only search.
@@ -74,7 +75,26 @@ def run(opts: Any) -> dict[str, Any]:
         "recall_mean": round(statistics.fmean(m["recall"] for m in months), 4),
         "targets": {"precision": 0.9, "recall": 0.8},
     }
+    out["dream_year"] = _dream_year(opts)
     return out
+
+
+def _dream_year(opts: Any) -> dict[str, Any]:
+    import argparse
+
+    bench = _optional("evals.bench_dream")
+    if bench is None or not hasattr(bench, "year_benchmark"):
+        return {"status": "absent", "reason": "evals/bench_dream.py (year_benchmark) is not in this checkout"}
+    shape = (
+        {"seed": 7, "days": 60, "events": 10_000}
+        if opts.quick
+        else {"seed": 7, "days": 365, "events": 100_000}
+    )
+    try:
+        figures = bench.year_benchmark(argparse.Namespace(**shape), lambda m: opts.log(f"  {m.strip()}"))
+    except Exception as exc:  # another layer's benchmark failing must not lose the persona figures
+        return {"status": "failed", "error": f"{type(exc).__name__}: {exc}", **shape}
+    return {"status": "ok", **shape, **figures, "target_full_dream_s": 10.0}
 
 
 def _curve(persona: Any, month: Any, result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -119,6 +139,20 @@ def report(results: dict[str, Any]) -> str:
     if nights:
         lines.append(
             f"Nightly run time: median {statistics.median(nights):.0f} ms, max {max(nights):.0f} ms."
+        )
+    year = results.get("dream_year") or {}
+    lines.append("")
+    if year.get("status") == "ok":
+        met = year["full_dream_s"] <= year["target_full_dream_s"]
+        lines.append(
+            f"Without a model (`evals/bench_dream.py`, {year['days']} dailies, {year['events']:,} recall events): "
+            f"full dream {year['full_dream_s']} s (target <= {year['target_full_dream_s']:.0f} s: "
+            f"{'met' if met else '**missed**'}), first nightly {year.get('first_nightly_s')} s, "
+            f"next night {year.get('next_nightly_s')} s."
+        )
+    else:
+        lines.append(
+            f"Dream timing: {year.get('status', 'not run')} ({year.get('reason') or year.get('error', '')})."
         )
     return "\n".join(lines)
 
