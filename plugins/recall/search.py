@@ -354,7 +354,7 @@ class Searcher:
                     c.start_line,
                     c.end_line,
                     c.corpus,
-                    float(c.score),
+                    float(max(c.hybrid, c.score)),  # relevance before decay: consolidation weighs age itself
                     req.source,
                 )
             )

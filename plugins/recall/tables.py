@@ -92,7 +92,7 @@ def m001_core_tables(db):  # noqa: ANN001 - sqlite-utils passes the Database
             start_line INTEGER NOT NULL,
             end_line INTEGER NOT NULL,
             corpus TEXT NOT NULL,
-            score REAL NOT NULL,
+            score REAL NOT NULL,           -- the hit's relevance before temporal decay
             source TEXT NOT NULL           -- tool | gate | cli | eval
         )""")
     db.execute("CREATE INDEX IF NOT EXISTS recall_events_day ON recall_events(day)")
