@@ -1,0 +1,366 @@
+"""Consolidation ("dreaming") figures: speed over a year of notes, and promotion quality.
+
+``python evals/bench_dream.py [--seed 7] [--days 365] [--events 100000] [--persona-seeds 1,2,3]
+[--persona-embedding local|none] [--skip-year] [--skip-persona] [--json]``
+
+1. **A year without a model.** 365 synthetic daily notes (``memory/YYYY-MM-DD.md``, 3 sections,
+   10-14 lines each: recurring facts about projects, people and routines, restated now and then,
+   plus one-off chatter) and 100,000 recall events in the recall plugin's ``recall_events`` table,
+   as ~20,000 searches of 5 hits each spread over the year (each hit a whole-daily chunk, as the
+   recall chunker makes of a short daily; queries are 2-4 words of a line of that daily, drawn from
+   a few phrasings per line so queries repeat, like real look-ups). No model, no embeddings (the
+   dream reads files and the events table only). Timed, each on a fresh copy of the workspace:
+
+   - **full dream**: ``lifelong dream --backfill`` at 03:00 after the last day: every daily staged,
+     all 100k events attributed, REM over the year, deep scoring of every candidate, MEMORY.md,
+     diary and reports written (target <= 10 s);
+   - **first nightly dream**: the same workspace, a plain ``lifelong dream`` (2-day lookback) —
+     still attributes all 100k unprocessed events;
+   - **next night**: one more daily and ~270 new events after the full dream (incremental).
+
+2. **Promotion precision/recall on generated persona-months** (:mod:`persona`: planted durable
+   facts recalled across days through real ``memory_search`` calls, one-off chit-chat, same-day
+   bursts, later corrections), one month per seed through the real recall plugin (bundled local
+   embeddings by default) and the real nightly job (targets: precision >= 0.9, recall >= 0.8).
+
+Timings are wall-clock on this machine (``os.cpu_count()`` and load average are printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from lifelong_plugins.dreaming.run import run_dream  # noqa: E402
+from lifelong_plugins.dreaming.snippets import STOPWORDS, words  # noqa: E402
+
+from lifelong import clock  # noqa: E402
+from lifelong.host import Host  # noqa: E402
+from lifelong.workspace import Workspace  # noqa: E402
+
+TZ = ZoneInfo("Europe/Berlin")
+PLUGINS = ("recall", "dreaming")
+
+PEOPLE = ["Maya", "Jonas", "Priya", "Elena", "Tom", "Lina", "Omar", "Sofia", "Ben", "Ines", "Karl", "Nora"]
+PROJECTS = ["Atlas", "Heron", "Juniper", "Lumen", "Quarry", "Tangent", "Vega", "Willow"]
+PLACES = ["Gut Boltenhagen", "Markthalle Neun", "Tempelhof", "the Kreuzberg office", "Café Bonanza"]
+TOPICS = ["pricing", "onboarding", "sync engine", "Android client", "billing", "search", "design system"]
+FACTS = [
+    "The {project} launch is set for {month} {day}; {person} owns the release notes.",
+    "{person} leads the {topic} work on {project} until {month}.",
+    "Weekly {topic} review with {person} every {weekday} at {hour}:00.",
+    "Budget for {project} is EUR {amount} for the quarter.",
+    "{person}'s birthday is on {month} {day}.",
+    "Team offsite at {place} from {month} {day}, {count} people.",
+    "Customer {project} Corp renews in {month}; contract value EUR {amount}.",
+    "Decision: {project} drops the {topic} rewrite and ships the old flow.",
+    "{person} prefers written updates over calls for {topic}.",
+    "Bug TW-{bug} in {topic} is owned by {person}.",
+]
+CHATTER = [
+    "Weather was {adj}, took the long way home past {place}.",
+    "Lunch with {person} at {place}, talked about {hobby}.",
+    "Tried {thing} #{n}, {adj}.",
+    "Train was {n} minutes late; read about {hobby} on the way.",
+    "Random thought {n}: maybe try {hobby} with {person}.",
+    "Bought {thing} number {n} for the flat.",
+]
+FILL = {
+    "month": ["April", "May", "June", "July", "September", "October", "November"],
+    "weekday": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"],
+    "adj": ["grim", "lovely", "windy", "odd", "great", "too salty", "loud"],
+    "hobby": ["bouldering", "pottery", "sailing", "chess", "salsa", "baking"],
+    "thing": ["a new kettle", "the espresso machine", "a standing desk", "running shoes", "a lamp"],
+}
+
+
+def _fill(rng: random.Random, template: str) -> str:
+    values = {k: rng.choice(v) for k, v in FILL.items()}
+    values.update(
+        person=rng.choice(PEOPLE),
+        project=rng.choice(PROJECTS),
+        place=rng.choice(PLACES),
+        topic=rng.choice(TOPICS),
+        day=str(rng.randint(1, 28)),
+        hour=str(rng.randint(8, 17)),
+        amount=f"{rng.randint(2, 90) * 1000:,}",
+        count=str(rng.randint(5, 30)),
+        bug=str(rng.randint(100, 999)),
+        n=str(rng.randint(1, 10_000)),
+    )
+    return template.format(**values)
+
+
+def _queries(rng: random.Random, line: str, k: int = 3) -> list[str]:
+    content = [w for w in words(line) if w not in STOPWORDS and len(w) > 2]
+    if not content:
+        return [line[:30]]
+    out = []
+    for _ in range(k):
+        n = min(len(content), rng.randint(2, 4))
+        out.append(" ".join(rng.sample(content, n)))
+    return out
+
+
+def build_year(root: Path, *, seed: int, days: int, events: int, last_day: dt.date) -> dict[str, Any]:
+    """Write the dailies and insert the recall events (not timed)."""
+    rng = random.Random(seed)
+    root.mkdir(parents=True)
+    (root / "memory").mkdir()
+    (root / "lifelong.yaml").write_text("timezone: Europe/Berlin\nembedding: {provider: none}\n", "utf-8")
+    (root / "MEMORY.md").write_text(
+        "# MEMORY\n\n## About me\n- I run a small product team in Berlin.\n", "utf-8"
+    )
+    facts = [_fill(rng, rng.choice(FACTS)) for _ in range(160)]
+    first_day = last_day - dt.timedelta(days=days - 1)
+    dailies: list[tuple[dt.date, str, int, list[str]]] = []
+    total_lines = 0
+    for i in range(days):
+        day = first_day + dt.timedelta(days=i)
+        lines: list[str] = [f"# {day.isoformat()}", ""]
+        content: list[str] = []
+        for section in ("Work", "People", "Notes"):
+            lines.append(f"## {section}")
+            for _ in range(rng.randint(3, 5)):
+                text = rng.choice(facts) if rng.random() < 0.45 else _fill(rng, rng.choice(CHATTER))
+                lines.append(f"- {text}")
+                content.append(text)
+            lines.append("")
+        rel = f"memory/{day.isoformat()}.md"
+        (root / rel).write_text("\n".join(lines), "utf-8")
+        dailies.append((day, rel, len(lines), content))
+        total_lines += len(content)
+
+    host = Host(Workspace(root), builtins=PLUGINS, entry_points=False)
+    rows = []
+    query_bank: dict[str, list[str]] = {}
+    searches = 0
+    while len(rows) < events:
+        day, rel, n_lines, content = dailies[
+            min(len(dailies) - 1, int(rng.triangular(0, len(dailies), len(dailies))))
+        ]
+        line = rng.choice(content)
+        phrasings = query_bank.setdefault(line, _queries(rng, line))
+        query = rng.choice(phrasings)
+        qhash = hashlib.sha256(" ".join(query.lower().split()).encode()).hexdigest()[:32]
+        when_day = day + dt.timedelta(days=rng.randint(0, min(20, (last_day - day).days)))
+        when = dt.datetime(
+            when_day.year, when_day.month, when_day.day, rng.randint(8, 22), rng.randint(0, 59), tzinfo=TZ
+        )
+        searches += 1
+        hits = [(rel, n_lines)] + [
+            (r, n) for _, r, n, _ in rng.sample(dailies, 4)
+        ]  # the daily it came from plus 4 other chunks the search returned
+        for path, n in hits:
+            rows.append(
+                (
+                    when.timestamp(),
+                    when_day.isoformat(),
+                    qhash,
+                    query,
+                    f"{path}:1:{n}",
+                    "x" * 32,
+                    path,
+                    1,
+                    n,
+                    "memory",
+                    round(rng.uniform(0.4, 0.85), 4),
+                    rng.choice(["tool", "tool", "gate", "cli"]),
+                )
+            )
+    rows = rows[:events]
+    store = host.store
+    store.conn.executemany(
+        "INSERT INTO recall_events(ts, day, query_hash, query, chunk_key, claim_hash, path, start_line, end_line,"
+        " corpus, score, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    store.conn.commit()
+    host.close()
+    return {"dailies": days, "lines": total_lines, "events": len(rows), "searches": searches}
+
+
+def timed_dream(root: Path, when: dt.datetime, **kw: Any) -> tuple[float, Any]:
+    host = Host(Workspace(root), builtins=PLUGINS, entry_points=False)
+    host.store  # noqa: B018 - opening the index is not part of the dream
+    try:
+        with clock.pinned(when):
+            started = time.perf_counter()
+            run = run_dream(host, **kw)
+            elapsed = time.perf_counter() - started
+    finally:
+        host.close()
+    return elapsed, run
+
+
+def year_benchmark(args: argparse.Namespace, echo: Any) -> dict[str, Any]:
+    last_day = dt.date(2026, 3, 23)
+    base = Path(tempfile.mkdtemp(prefix="lifelong-bench-dream-"))
+    try:
+        started = time.perf_counter()
+        built = build_year(
+            base / "year", seed=args.seed, days=args.days, events=args.events, last_day=last_day
+        )
+        echo(
+            f"year: {built['dailies']} dailies ({built['lines']:,} note lines), {built['events']:,} recall events "
+            f"({built['searches']:,} searches), built in {time.perf_counter() - started:.1f} s (not timed)"
+        )
+        night = dt.datetime(2026, 3, 24, 3, 0, tzinfo=TZ)
+        out: dict[str, Any] = {**built}
+        shutil.copytree(base / "year", base / "nightly")
+        full_s, full = timed_dream(base / "year", night, backfill=True)
+        light = full.reports["light"]
+        out["full_dream_s"] = round(full_s, 3)
+        out["full_dream"] = {
+            "candidates": light["new_candidates"],
+            "events_attributed": light["events_attributed"],
+            "signals": light["signals"],
+            "scored": full.reports["deep"]["scored"],
+            "promoted": len(full.promoted),
+            "themes": len(full.reports["rem"]["themes"]),
+        }
+        echo(
+            f"  full dream (--backfill: {built['dailies']} dailies + all events):  {full_s:6.2f} s   "
+            f"[target <= 10 s]  ({light['new_candidates']:,} candidates, {light['events_attributed']:,} events "
+            f"attributed, {len(full.promoted)} promoted)"
+        )
+        first_s, first = timed_dream(base / "nightly", night)
+        out["first_nightly_s"] = round(first_s, 3)
+        echo(
+            f"  first nightly dream (2-day lookback + all events):   {first_s:6.2f} s   "
+            f"({first.reports['light']['events_attributed']:,} events attributed)"
+        )
+        # the next night: one more daily and ~270 events
+        rng = random.Random(args.seed + 1)
+        root = base / "year"
+        day = last_day + dt.timedelta(days=1)
+        text = f"# {day.isoformat()}\n\n## Work\n" + "".join(
+            f"- {_fill(rng, rng.choice(FACTS))}\n" for _ in range(8)
+        )
+        (root / f"memory/{day.isoformat()}.md").write_text(text, "utf-8")
+        host = Host(Workspace(root), builtins=PLUGINS, entry_points=False)
+        lines = text.count("\n")
+        rows = []
+        for i in range(270):
+            when = dt.datetime(day.year, day.month, day.day, 9 + i % 12, i % 60, tzinfo=TZ)
+            q = f"query {i % 40} {rng.choice(PROJECTS)}"
+            rows.append(
+                (
+                    when.timestamp(),
+                    day.isoformat(),
+                    hashlib.sha256(q.encode()).hexdigest()[:32],
+                    q,
+                    f"memory/{day.isoformat()}.md:1:{lines}",
+                    "x" * 32,
+                    f"memory/{day.isoformat()}.md",
+                    1,
+                    lines,
+                    "memory",
+                    0.7,
+                    "tool",
+                )
+            )
+        host.store.conn.executemany(
+            "INSERT INTO recall_events(ts, day, query_hash, query, chunk_key, claim_hash, path, start_line,"
+            " end_line, corpus, score, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        host.store.conn.commit()
+        host.close()
+        next_s, _ = timed_dream(root, dt.datetime(2026, 3, 25, 3, 0, tzinfo=TZ))
+        out["next_nightly_s"] = round(next_s, 3)
+        echo(f"  next night (1 new daily, {len(rows)} new events):       {next_s:6.2f} s")
+        return out
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def persona_benchmark(args: argparse.Namespace, echo: Any) -> dict[str, Any]:
+    from persona import generate_persona_month, run_persona_month
+
+    results = []
+    base = Path(tempfile.mkdtemp(prefix="lifelong-bench-persona-"))
+    try:
+        for seed in args.persona_seeds:
+            month = generate_persona_month(seed)
+            r = run_persona_month(month, base / f"seed{seed}", embedding=args.persona_embedding)
+            results.append(r)
+            fps = ", ".join(f"{k} {v}" for k, v in r["false_positives_by_kind"].items()) or "none"
+            echo(
+                f"  seed {seed}: precision {r['precision']:.3f}  recall {r['recall']:.3f}  "
+                f"({r['promoted']} promoted, {r['facts_promoted']}/{r['facts']} facts; false positives: {fps}; "
+                f"MEMORY.md {r['nights'][-1]['memory_bytes']} bytes; {r['elapsed_s']:.0f} s)"
+            )
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    promoted = sum(r["promoted"] for r in results)
+    correct = sum(r["correct"] for r in results)
+    facts = sum(r["facts"] for r in results)
+    found = sum(r["facts_promoted"] for r in results)
+    summary = {
+        "seeds": args.persona_seeds,
+        "precision_pooled": round(correct / promoted, 4) if promoted else 1.0,
+        "recall_pooled": round(found / facts, 4) if facts else 1.0,
+        "precision_mean": round(statistics.mean(r["precision"] for r in results), 4),
+        "recall_mean": round(statistics.mean(r["recall"] for r in results), 4),
+        "precision_min": min(r["precision"] for r in results),
+        "recall_min": min(r["recall"] for r in results),
+        "per_seed": [{k: v for k, v in r.items() if k != "promotions"} for r in results],
+    }
+    echo(
+        f"  all {len(results)} months: precision {summary['precision_pooled']:.3f}, recall {summary['recall_pooled']:.3f} "
+        f"(pooled; per seed min {summary['precision_min']:.3f} / {summary['recall_min']:.3f})   "
+        "[targets >= 0.9 / >= 0.8]"
+    )
+    return summary
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--days", type=int, default=365)
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument(
+        "--persona-seeds", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2, 3, 4, 5]
+    )
+    parser.add_argument("--persona-embedding", choices=["local", "none"], default="local")
+    parser.add_argument("--skip-year", action="store_true")
+    parser.add_argument("--skip-persona", action="store_true")
+    parser.add_argument("--json", action="store_true", help="Print the figures as JSON at the end.")
+    args = parser.parse_args(argv)
+
+    def echo(line: str) -> None:
+        print(line, flush=True)
+
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    echo(
+        f"dream benchmark: {os.cpu_count()} cores, load {', '.join(f'{x:.1f}' for x in load) if load else '?'}"
+    )
+    out: dict[str, Any] = {"version": 1, "cpu_count": os.cpu_count()}
+    if not args.skip_year:
+        out["year"] = year_benchmark(args, echo)
+    if not args.skip_persona:
+        echo(f"persona-months ({args.persona_embedding} embeddings, 30 nights each):")
+        out["persona"] = persona_benchmark(args, echo)
+    if args.json:
+        print(json.dumps(out, indent=1))
+    return out
+
+
+if __name__ == "__main__":
+    main()

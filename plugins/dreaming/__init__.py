@@ -1,0 +1,24 @@
+"""Layer 3, dreaming: nightly consolidation (light -> REM -> deep) promoting what recurs into
+MEMORY.md. The logic lives in the other modules; these are the hook implementations only."""
+
+from __future__ import annotations
+
+from lifelong.hookspecs import hookimpl
+
+from . import commands, tables
+from .run import run_phase
+
+
+@hookimpl
+def register_migrations(register):
+    register(tables.migrations)
+
+
+@hookimpl
+def register_commands(cli):
+    commands.add_commands(cli)
+
+
+@hookimpl
+def dreaming_phase(ctx, phase, run):
+    return run_phase(ctx, phase, run)

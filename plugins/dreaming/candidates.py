@@ -1,0 +1,639 @@
+"""Light phase: stage snippets from recent dailies and from recall events, attribute each recall
+to the snippet its query matched, de-duplicate near-identical snippets, record reinforcement.
+
+State lives in a :class:`CandidatePool` loaded from the dreaming tables; phases change it in
+memory and the deep phase saves it in one transaction (a dry run never saves).
+
+Attribution: a recall event names a chunk (path, lines) and the query that found it. Inside the
+chunk, each snippet is scored by the query tokens it shares, each weighted by 1/(number of the
+chunk's snippets holding it), so words every line shares (the section heading) count little. The
+best snippet(s) get the credit; with no shared token, a chunk holding a single snippet is
+credited only when the retrieval score is at least ``attribution_min_score_without_overlap``.
+A one-off line sharing a chunk with a durable fact therefore gets no credit for the fact's
+recalls. Events are grouped by (chunk, query) so each group is attributed once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lifelong.errors import LifelongError
+from lifelong.workspace import daily_date
+
+from .snippets import ParseStats, Snippet, content_tokens, jaccard, parse_snippets, similarity_tokens
+
+STATUSES = ("staged", "promoted", "dropped", "blocked", "evicted", "superseded", "expired")
+REVIVABLE = ("dropped", "expired")
+
+
+@dataclass
+class Candidate:
+    key: str
+    text: str
+    heading: str
+    path: str
+    start_line: int
+    end_line: int
+    day: str
+    first_seen: float
+    light_hits: int = 0
+    light_last: float | None = None
+    rem_hits: int = 0
+    rem_last: float | None = None
+    status: str = "staged"
+    status_run: str | None = None
+    status_reason: str | None = None
+    superseded_by: str | None = None
+    last_score: float | None = None
+    components: str | None = None
+    is_new: bool = False
+    dirty: bool = False
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+    def row(self) -> dict[str, Any]:
+        return {
+            k: getattr(self, k)
+            for k in (
+                "key text heading path start_line end_line day first_seen light_hits light_last rem_hits "
+                "rem_last status status_run status_reason superseded_by last_score components"
+            ).split()
+        }
+
+
+@dataclass
+class Occurrence:
+    snippet_key: str
+    path: str
+    key: str
+    start_line: int
+    end_line: int
+    day: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Signal:
+    event_id: int
+    key: str
+    ts: float
+    day: str
+    query_hash: str
+    score: float
+    source: str
+    overlap: float
+
+
+class NearDuplicateIndex:
+    """Find an indexed token set with Jaccard >= threshold, by prefix filtering: two sets that
+    similar must share a token among the first |x| - ceil(t·|x|) + 1 of a fixed token order."""
+
+    def __init__(self, threshold: float):
+        self.threshold = threshold
+        self.sets: dict[str, frozenset[str]] = {}
+        self.postings: dict[str, list[str]] = defaultdict(list)
+
+    def _prefix(self, tokens: frozenset[str]) -> list[str]:
+        ordered = sorted(tokens)
+        n = len(ordered)
+        return ordered[: n - math.ceil(self.threshold * n) + 1]
+
+    def add(self, key: str, tokens: frozenset[str]) -> None:
+        if not tokens or key in self.sets:
+            return
+        self.sets[key] = tokens
+        for t in self._prefix(tokens):
+            self.postings[t].append(key)
+
+    def find(self, tokens: frozenset[str]) -> str | None:
+        if not tokens:
+            return None
+        n = len(tokens)
+        best, best_sim = None, 0.0
+        seen: set[str] = set()
+        for t in self._prefix(tokens):
+            for key in self.postings.get(t, ()):
+                if key in seen:
+                    continue
+                seen.add(key)
+                other = self.sets[key]
+                if not (self.threshold * n <= len(other) <= n / self.threshold):
+                    continue
+                sim = jaccard(tokens, other)
+                if sim >= self.threshold and (sim > best_sim or (sim == best_sim and key < (best or key))):
+                    best, best_sim = key, sim
+        return best
+
+
+class Vocabulary:
+    """Document frequencies of content tokens over every snippet known (candidates and the notes
+    read this run): rare words say more about what a query was after than common ones."""
+
+    def __init__(self) -> None:
+        self.df: Counter[str] = Counter()
+        self.n = 0
+        self.seen: set[str] = set()
+
+    def add(self, key: str, tokens: frozenset[str]) -> None:
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.n += 1
+        self.df.update(tokens)
+
+    def idf(self, token: str) -> float:
+        d = self.df.get(token, 0)
+        return math.log(1.0 + self.n / d) if d else 0.0
+
+
+def attribute(
+    query_tokens: frozenset[str],
+    snippet_tokens: list[tuple[frozenset[str], frozenset[str]]],
+    idf: Callable[[str], float],
+    min_coverage: float = 0.5,
+) -> list[tuple[int, float, float]]:
+    """The best-matching snippets of one chunk for a query: (index, overlap, coverage) (pure).
+
+    ``snippet_tokens`` holds, per snippet, (its text's tokens, its section heading's tokens).
+    *Coverage* is the idf-weighted share of the query's known words a snippet holds, a word only in
+    its section heading counting half (words no note contains are left out: no line can hold them);
+    a snippet below ``min_coverage`` is not what the
+    query was about. Among the others the *overlap* decides: a shared word weighs 1/(snippets of the
+    chunk holding it), half that when only the section heading holds it."""
+    weights = {t: idf(t) for t in query_tokens}
+    total = sum(weights.values())
+    if total <= 0:
+        return []
+    df = Counter(t for text, head in snippet_tokens for t in (text | head) & query_tokens)
+    scored = []
+    for i, (text, head) in enumerate(snippet_tokens):
+        shared = (text | head) & query_tokens
+        cov = (
+            sum(weights[t] for t in text & query_tokens)
+            + 0.5 * sum(weights[t] for t in (head - text) & query_tokens)
+        ) / total
+        if not shared or cov < min_coverage:
+            continue
+        overlap = sum(1.0 / df[t] for t in text & query_tokens) + sum(
+            0.5 / df[t] for t in (head - text) & query_tokens
+        )
+        scored.append((i, overlap, cov))
+    best = max((o for _, o, _ in scored), default=0.0)
+    return [(i, o, c) for i, o, c in scored if o >= best - 1e-9]
+
+
+def hand_over(
+    credit: Credit,
+    replaced_by: dict[str, str],
+    occurrences: dict[str, list[Occurrence]],
+    chunks: set[tuple[str, int, int]],
+    reader: DailyReader,
+) -> Credit:
+    """A credit for a line REM found corrected goes to the correction when the same search
+    returned the chunk holding it: the person asked about the thing, and the answer changed."""
+    target = replaced_by.get(credit.key)
+    if target is None:
+        return credit
+    for o in occurrences.get(target, ()):
+        if not any(p == o.path and s <= o.end_line and o.start_line <= e for p, s, e in chunks):
+            continue
+        for snippet in reader.snippets(o.path) or []:
+            if snippet.key == o.snippet_key:
+                return Credit(credit.event, snippet, target, credit.overlap, credit.coverage)
+    return credit
+
+
+@dataclass(frozen=True)
+class Credit:
+    event: tuple
+    snippet: Snippet
+    key: str  # the candidate key the snippet resolves to (its own key when not staged yet)
+    overlap: float
+    coverage: float
+
+
+def credit_search(
+    credits: list[Credit], *, sibling: float, relative: float, replaced_by: dict[str, str]
+) -> list[Credit]:
+    """The credits of one search (one query at one instant, over all the chunks it returned).
+
+    - a line credited through several chunks or copies counts once;
+    - a line REM found corrected gives its credit to the correction when the search returned both;
+    - a line covering far fewer of the query's words than the best line of the search (below
+      ``relative`` x the best coverage) is an incidental match, not what was looked up;
+    - of two credited lines that say nearly the same thing (Jaccard >= ``sibling``: last week's
+      plumber visit and today's), the one the retriever ranked higher keeps the credit."""
+    here = {c.key for c in credits}
+    exempt = {replaced_by[c.key] for c in credits if replaced_by.get(c.key) in here}
+    credits = [c for c in credits if replaced_by.get(c.key) not in here]
+    best = max((c.coverage for c in credits), default=0.0)
+    ranked = sorted(
+        credits, key=lambda c: (c.event[8], c.overlap, c.snippet.day or dt.date.min), reverse=True
+    )
+    kept: list[Credit] = []
+    kept_tokens: list[frozenset[str]] = []
+    for c in ranked:
+        if c.coverage < relative * best and c.key not in exempt:
+            continue
+        tokens = similarity_tokens(c.snippet.text)
+        if any(
+            c.key == k.key or jaccard(tokens, t) >= sibling for k, t in zip(kept, kept_tokens, strict=True)
+        ):
+            continue
+        kept.append(c)
+        kept_tokens.append(tokens)
+    return kept
+
+
+def attribution_tokens(snippet: Snippet) -> tuple[frozenset[str], frozenset[str]]:
+    section = snippet.heading.split(" > ")[-1] if snippet.heading else ""
+    return content_tokens(snippet.text), content_tokens(section)
+
+
+class CandidatePool:
+    """Candidates, their occurrences in dailies and their recall signals (in memory)."""
+
+    def __init__(self, dedupe_threshold: float):
+        self.candidates: dict[str, Candidate] = {}
+        self.occurrences: dict[tuple[str, str], Occurrence] = {}
+        self.alias: dict[str, str] = {}
+        self.new_signals: dict[tuple[int, str], Signal] = {}
+        self.new_occurrences: set[tuple[str, str]] = set()
+        self.status_changes: list[tuple[str, str | None, str | None, str | None, str]] = []
+        self.index = NearDuplicateIndex(dedupe_threshold)
+        self.merged = 0
+
+    # loading and saving ---------------------------------------------------------------------
+    @classmethod
+    def load(cls, store: Any, dedupe_threshold: float) -> CandidatePool:
+        pool = cls(dedupe_threshold)
+        cur = store.conn.execute(
+            "SELECT key, text, heading, path, start_line, end_line, day, first_seen, light_hits, light_last,"
+            " rem_hits, rem_last, status, status_run, status_reason, superseded_by, last_score, components"
+            " FROM dream_candidates"
+        )
+        for row in cur:
+            c = Candidate(*row)
+            pool.candidates[c.key] = c
+            pool.index.add(c.key, similarity_tokens(c.text))
+        for row in store.conn.execute(
+            "SELECT snippet_key, path, key, start_line, end_line, day, text FROM dream_occurrences"
+        ):
+            occ = Occurrence(*row)
+            pool.occurrences[(occ.snippet_key, occ.path)] = occ
+            pool.alias[occ.snippet_key] = occ.key
+        return pool
+
+    def save(self, store: Any, run_id: str) -> None:
+        conn = store.conn
+        with store.lock:
+            conn.execute("BEGIN")
+            try:
+                rows = [c.row() for c in self.candidates.values() if c.dirty or c.is_new]
+                if rows:
+                    cols = list(rows[0])
+                    conn.executemany(
+                        f"INSERT OR REPLACE INTO dream_candidates({', '.join(cols)}) "
+                        f"VALUES ({', '.join('?' * len(cols))})",
+                        [tuple(r[c] for c in cols) for r in rows],
+                    )
+                occs = [self.occurrences[k] for k in self.new_occurrences if k in self.occurrences]
+                conn.executemany(
+                    "INSERT OR REPLACE INTO dream_occurrences(snippet_key, path, key, start_line, end_line, day, text)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(o.snippet_key, o.path, o.key, o.start_line, o.end_line, o.day, o.text) for o in occs],
+                )
+                conn.executemany(
+                    "INSERT OR IGNORE INTO dream_signals(event_id, key, ts, day, query_hash, score, source, overlap)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (s.event_id, s.key, s.ts, s.day, s.query_hash, s.score, s.source, s.overlap)
+                        for s in self.new_signals.values()
+                    ],
+                )
+                base = conn.execute(
+                    "SELECT coalesce(max(seq), -1) + 1 FROM dream_status_log WHERE run_id = ?", (run_id,)
+                ).fetchone()[0]
+                conn.executemany(
+                    "INSERT INTO dream_status_log(run_id, seq, key, old_status, old_status_run, old_status_reason,"
+                    " new_status) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(run_id, base + i, *change) for i, change in enumerate(self.status_changes)],
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    # changes ----------------------------------------------------------------------------------
+    def set_status(self, key: str, status: str, run_id: str, reason: str | None = None) -> None:
+        c = self.candidates[key]
+        if c.status == status and c.status_reason == reason:
+            return
+        if not c.is_new:
+            self.status_changes.append((key, c.status, c.status_run, c.status_reason, status))
+        c.status, c.status_run, c.status_reason = status, run_id, reason
+        c.dirty = True
+
+    def lookup(self, snippet: Snippet) -> str | None:
+        """The candidate key a snippet belongs to, without staging anything."""
+        key = self.alias.get(snippet.key)
+        if key is not None and key in self.candidates:
+            return key
+        if snippet.key in self.candidates:
+            return snippet.key
+        return self.index.find(similarity_tokens(snippet.text))
+
+    def resolve(self, snippet: Snippet, now_ts: float, run_id: str) -> str:
+        """The candidate key for a live snippet, staging a new candidate when needed."""
+        sk = snippet.key
+        day = snippet.day.isoformat() if snippet.day else ""
+        key = self.alias.get(sk)
+        if key is None or key not in self.candidates:
+            if sk in self.candidates:
+                key = sk
+            else:
+                tokens = similarity_tokens(snippet.text)
+                key = self.index.find(tokens)
+                if key is not None:
+                    self.merged += 1
+                else:
+                    key = sk
+                    self.candidates[key] = Candidate(
+                        key,
+                        snippet.text,
+                        snippet.heading,
+                        snippet.path,
+                        snippet.start_line,
+                        snippet.end_line,
+                        day,
+                        now_ts,
+                        is_new=True,
+                    )
+                    self.index.add(key, tokens)
+                    self.status_changes.append((key, None, None, None, "staged"))
+        occ_id = (sk, snippet.path)
+        occ = self.occurrences.get(occ_id)
+        if occ is None or (occ.start_line, occ.end_line, occ.key) != (
+            snippet.start_line,
+            snippet.end_line,
+            key,
+        ):
+            self.occurrences[occ_id] = Occurrence(
+                sk, snippet.path, key, snippet.start_line, snippet.end_line, day, snippet.text
+            )
+            self.new_occurrences.add(occ_id)
+        self.alias[sk] = key
+        c = self.candidates[key]
+        if day >= c.day or c.is_new:
+            if (c.text, c.path, c.start_line, c.end_line) != (
+                snippet.text,
+                snippet.path,
+                snippet.start_line,
+                snippet.end_line,
+            ):
+                c.text, c.heading, c.path = snippet.text, snippet.heading, snippet.path
+                c.start_line, c.end_line = snippet.start_line, snippet.end_line
+                c.dirty = True
+        if day and day < c.day:
+            c.day, c.dirty = day, True
+        if c.status in REVIVABLE:
+            self.set_status(key, "staged", run_id, f"seen again in {snippet.path}")
+        return key
+
+    def occurrences_of(self, key: str) -> list[Occurrence]:
+        return [o for o in self.occurrences.values() if o.key == key]
+
+    def occurrence_index(self) -> dict[str, list[Occurrence]]:
+        out: dict[str, list[Occurrence]] = defaultdict(list)
+        for o in self.occurrences.values():
+            out[o.key].append(o)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the phase
+
+
+@dataclass
+class LightReport:
+    dailies: list[str] = field(default_factory=list)
+    snippets: int = 0
+    new_candidates: int = 0
+    merged_near_duplicates: int = 0
+    revived: int = 0
+    events_read: int = 0
+    events_counted: int = 0
+    events_attributed: int = 0
+    events_unattributed: int = 0
+    events_not_daily: int = 0
+    credits_dropped_in_search: int = 0
+    signals: int = 0
+    reinforced: int = 0
+    skipped_marker_lines: int = 0
+    skipped_report_junk: int = 0
+    skipped_managed_lines: int = 0
+    unreadable: dict[str, str] = field(default_factory=dict)
+
+
+class DailyReader:
+    """Parses dailies once per run (the parse is reused by REM and deep's live re-read)."""
+
+    def __init__(self, ctx: Any, cfg: dict[str, Any]):
+        self.ctx = ctx
+        self.cfg = cfg
+        self.cache: dict[str, list[Snippet] | None] = {}
+        self.tokens: dict[str, list[tuple[frozenset[str], frozenset[str]]]] = {}
+        self.stats = ParseStats()
+        self.errors: dict[str, str] = {}
+
+    def snippets(self, rel: str, *, fresh: bool = False) -> list[Snippet] | None:
+        if fresh or rel not in self.cache:
+            try:
+                text = self.ctx.workspace.read_text(rel)
+            except LifelongError as exc:
+                self.errors[rel] = str(exc)
+                self.cache[rel] = None
+                return None
+            except OSError as exc:
+                self.errors[rel] = f"{type(exc).__name__}: {exc}"
+                self.cache[rel] = None
+                return None
+            self.cache[rel] = parse_snippets(
+                text,
+                rel,
+                min_chars=self.cfg["min_snippet_chars"],
+                max_chars=self.cfg["max_snippet_chars"],
+                stats=self.stats if not fresh else ParseStats(),
+            )
+            self.tokens.pop(rel, None)
+        return self.cache[rel]
+
+    def snippet_tokens(self, rel: str) -> list[tuple[frozenset[str], frozenset[str]]]:
+        if rel not in self.tokens:
+            self.tokens[rel] = [attribution_tokens(s) for s in self.snippets(rel) or []]
+        return self.tokens[rel]
+
+
+def list_dailies(ws: Any, since: dt.date | None, until: dt.date) -> list[str]:
+    """Daily notes (memory/YYYY-MM-DD*.md, any depth under memory/) dated in [since, until]."""
+    out = []
+    if not ws.memory_dir.is_dir():
+        return out
+    for path in sorted(ws.memory_dir.rglob("*.md")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        rel = ws.relpath(path)
+        if any(part.startswith(".") for part in rel.split("/")) or rel.startswith("memory/dreaming/"):
+            continue
+        day = daily_date(rel)
+        if day is None or day > until or (since is not None and day < since):
+            continue
+        out.append(rel)
+    return out
+
+
+def read_events(store: Any, after_ts: float, until_ts: float) -> list[tuple]:
+    return store.conn.execute(
+        "SELECT id, ts, day, query_hash, query, path, start_line, end_line, score, source FROM recall_events"
+        " WHERE ts > ? AND ts <= ? AND path LIKE 'memory/%' ORDER BY id",
+        (after_ts, until_ts),
+    ).fetchall()
+
+
+def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
+    cfg = run.config
+    ws = ctx.workspace
+    now = run.now
+    today = now.date()
+    now_ts = now.timestamp()
+    store = ctx.store
+    pool = CandidatePool.load(store, cfg["dedupe_jaccard"])
+    reader = DailyReader(ctx, cfg)
+    run.pool, run.reader = pool, reader
+    report = LightReport()
+    touched: set[str] = set()
+    before_revived = len([c for c in pool.status_changes if c[4] == "staged" and c[1] in REVIVABLE])
+
+    since = None if run.backfill else today - dt.timedelta(days=cfg["lookback_days"])
+    for rel in list_dailies(ws, since, today):
+        snippets = reader.snippets(rel)
+        if snippets is None:
+            continue
+        report.dailies.append(rel)
+        for s in snippets:
+            touched.add(pool.resolve(s, now_ts, run.run_id))
+        report.snippets += len(snippets)
+
+    # recall events since the last run, attributed in bulk per (chunk, query)
+    watermark = run.event_watermark
+    events = read_events(store, watermark, now_ts)
+    report.events_read = len(events)
+    sources = set(cfg["count_sources"])
+    groups: dict[tuple[str, int, int, str], list[tuple]] = defaultdict(list)
+    for ev in events:
+        if ev[9] not in sources:
+            continue
+        day = daily_date(ev[5])
+        if day is None or day > today:
+            report.events_not_daily += 1
+            continue
+        report.events_counted += 1
+        groups[(ev[5], ev[6], ev[7], ev[3])].append(ev)
+    for rel in {g[0] for g in groups}:
+        reader.snippets(rel)
+    vocab = Vocabulary()
+    for snippets in reader.cache.values():
+        for s in snippets or []:
+            vocab.add(s.key, frozenset().union(*attribution_tokens(s)))
+    for c in pool.candidates.values():
+        vocab.add(c.key, content_tokens(f"{c.heading.split(' > ')[-1]} {c.text}"))
+    replaced_by = {
+        k: c.superseded_by for k, c in pool.candidates.items() if c.status == "superseded" and c.superseded_by
+    }
+    query_tokens: dict[str, frozenset[str]] = {}
+    floor = cfg["attribution_min_score_without_overlap"]
+    searches: dict[tuple[str, float], list[Credit]] = defaultdict(list)
+    for (rel, start, end, qhash), evs in groups.items():
+        snippets = reader.snippets(rel)
+        idx = [i for i, s in enumerate(snippets or []) if s.overlaps(start, end)]
+        if not snippets or not idx:
+            report.events_unattributed += len(evs)
+            continue
+        all_tokens = reader.snippet_tokens(rel)
+        qt = query_tokens.get(qhash)
+        if qt is None:
+            qt = query_tokens[qhash] = content_tokens(evs[0][4])
+        winners = attribute(qt, [all_tokens[i] for i in idx], vocab.idf, cfg["attribution_min_coverage"])
+        found = [(snippets[idx[i]], overlap, cov) for i, overlap, cov in winners]
+        if not found and len(idx) == 1:
+            found = [(snippets[idx[0]], 0.0, 0.0)]
+            evs = [e for e in evs if e[8] >= floor]
+        if not found:
+            report.events_unattributed += len(evs)
+            continue
+        for snippet, overlap, cov in found:
+            key = pool.lookup(snippet) or snippet.key
+            for ev in evs:
+                searches[(qhash, ev[1])].append(Credit(ev, snippet, key, overlap, cov))
+    returned: dict[tuple[str, float], set[tuple[str, int, int]]] = defaultdict(set)
+    for (rel, start, end, qhash), evs in groups.items():
+        for ev in evs:
+            returned[(qhash, ev[1])].add((rel, start, end))
+    occ = pool.occurrence_index() if replaced_by else {}
+    attributed: set[int] = set()
+    for search_id, found_in_search in searches.items():
+        if replaced_by:
+            found_in_search = [
+                hand_over(c, replaced_by, occ, returned[search_id], reader) for c in found_in_search
+            ]
+        credits = credit_search(
+            found_in_search,
+            sibling=cfg["sibling_jaccard"],
+            relative=cfg["search_relative_overlap"],
+            replaced_by=replaced_by,
+        )
+        report.credits_dropped_in_search += len(found_in_search) - len(credits)
+        for c in credits:
+            key = pool.resolve(c.snippet, now_ts, run.run_id)
+            touched.add(key)
+            attributed.add(c.event[0])
+            ev = c.event
+            pool.new_signals[(ev[0], key)] = Signal(ev[0], key, ev[1], ev[2], ev[3], ev[8], ev[9], c.overlap)
+    report.events_attributed = len(attributed)
+    report.signals = len(pool.new_signals)
+    run.event_watermark_next = max([watermark, *(e[1] for e in events)]) if events else watermark
+
+    for key in touched:
+        c = pool.candidates[key]
+        if c.status != "staged":
+            continue
+        c.light_hits += 1
+        c.light_last = now_ts
+        c.dirty = True
+        report.reinforced += 1
+    report.new_candidates = sum(1 for c in pool.candidates.values() if c.is_new)
+    report.merged_near_duplicates = pool.merged
+    report.revived = (
+        len([c for c in pool.status_changes if c[4] == "staged" and c[1] in REVIVABLE]) - before_revived
+    )
+    report.skipped_marker_lines = reader.stats.skipped_marker
+    report.skipped_report_junk = reader.stats.skipped_junk
+    report.skipped_managed_lines = reader.stats.skipped_managed_lines
+    report.unreadable = dict(reader.errors)
+    run.touched = touched
+    data = {
+        "phase": "light",
+        "lookback_days": None if run.backfill else cfg["lookback_days"],
+        **report.__dict__,
+    }
+    staged_new = [c for c in pool.candidates.values() if c.is_new][:50]
+    data["staged"] = [{"key": c.key, "text": c.text, "source": c.citation} for c in staged_new]
+    return json.loads(json.dumps(data, default=str))

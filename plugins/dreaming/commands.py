@@ -1,0 +1,179 @@
+"""CLI of the dreaming plugin: ``lifelong dream`` and its subcommands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from lifelong.cli import emit_json, get_host
+
+from . import run as runs
+
+
+def add_commands(cli: click.Group) -> None:
+    cli.add_command(dream_group)
+
+
+def _fmt_components(score: dict[str, Any]) -> str:
+    c = score["components"]
+    return (
+        f"rel {c['relevance']:.2f} freq {c['frequency']:.2f} div {c['diversity']:.2f} "
+        f"rec {c['recency']:.2f} cons {c['consolidation']:.2f} rich {c['richness']:.2f} boost {score['boost']:.2f}"
+    )
+
+
+def _short(text: str, n: int = 90) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def print_run(run: runs.DreamRun) -> None:
+    light, rem, deep = (run.reports.get(p, {}) for p in runs.PHASES)
+    head = "dry run (nothing written)" if run.dry_run else run.status
+    click.echo(
+        f"dream {run.run_id} ({run.mode}, {run.now.isoformat(timespec='minutes')}): {head}, "
+        f"{run.elapsed_ms:.0f} ms"
+    )
+    click.echo(
+        f"  light: {len(light.get('dailies', []))} dailies, {light.get('snippets', 0)} snippets, "
+        f"{light.get('new_candidates', 0)} new; {light.get('events_counted', 0)} recall events, "
+        f"{light.get('events_attributed', 0)} attributed"
+    )
+    themes = ", ".join(t["tag"] for t in rem.get("themes", [])[:6]) or "none"
+    click.echo(f"  rem:   themes {themes}; {len(rem.get('corrections', []))} corrections")
+    click.echo(
+        f"  deep:  {deep.get('scored', 0)} scored, {deep.get('passed_gates', 0)} passed the gates, "
+        f"{len(run.promoted)} {'would be promoted' if run.dry_run else 'promoted'}"
+    )
+    for p in run.promoted:
+        click.echo(f"  + {p['text']}")
+        click.echo(f"      key {p['key']}  Source: {p['source']}  S={p['score']['total']:.3f}")
+        if run.dry_run:
+            click.echo(f"      {_fmt_components(p['score'])}")
+        if p.get("decision") and p["decision"]["action"] != "allow":
+            click.echo(f"      {p['decision']['action']}: {p['decision']['reason']}")
+    for d in deep.get("dropped", []):
+        click.echo(f"  - dropped {d['key']}: {_short(d['text'], 60)} ({d['reason']})")
+    for b in deep.get("blocked", []):
+        click.echo(f"  - blocked {b['key']}: {_short(b['text'], 60)} ({b['reason']})")
+    if run.dry_run:
+        misses = deep.get("near_misses", [])[:5]
+        if misses:
+            click.echo("  near misses:")
+        for m in misses:
+            click.echo(f"    {m['key']} S={m['score']['total']:.3f} {_short(m['text'], 70)}")
+            click.echo(f"      {_fmt_components(m['score'])}; fails: {'; '.join(m['failed_gates'])}")
+    comp = deep.get("compaction")
+    if comp and comp.get("note"):
+        click.echo(f"  size budget: {comp['note']}")
+    if run.report_dir:
+        click.echo(f"  report: {run.report_dir}/report.md")
+    if run.message and run.status not in ("nothing",):
+        click.echo(f"  note: {run.message}")
+
+
+@click.group("dream", invoke_without_command=True)
+@click.option(
+    "--dry-run", is_flag=True, help="Show what would be promoted, with every score component; write nothing."
+)
+@click.option(
+    "--backfill",
+    is_flag=True,
+    help="First run on an existing workspace: read every daily and promote at S >= 0.5 with no count gates.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
+@click.pass_context
+def dream_group(ctx: click.Context, dry_run: bool, backfill: bool, as_json: bool) -> None:
+    """Consolidate memory now: light, REM and deep phases; promote what recurs into MEMORY.md.
+
+    Subcommands: explain, rollback, history, schedule, replay-demo."""
+    if ctx.invoked_subcommand is not None:
+        return
+    host = get_host()
+    run = runs.run_dream(host, dry_run=dry_run, backfill=backfill)
+    if as_json:
+        emit_json(run.as_json())
+        return
+    print_run(run)
+
+
+@dream_group.command("explain")
+@click.argument("key")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def explain_cmd(key: str, as_json: bool) -> None:
+    """Show one candidate's signals: where it was written, its recalls, its score now."""
+    data = runs.explain(get_host(), key)
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"{data['key']}: {data['text']}")
+    click.echo(
+        f"  status {data['status']}" + (f" ({data['status_reason']})" if data["status_reason"] else "")
+    )
+    if data["superseded_by"]:
+        click.echo(f"  superseded by {data['superseded_by']}")
+    for o in data["occurrences"]:
+        click.echo(f"  written {o['day']}  Source: {o['path']}#{o['lines']}")
+    for r in data["recalls"]:
+        click.echo(f"  recalled {r['day']} [{r['score']:.3f}] ({r['source']}) {r['query']!r}")
+    sig = data["signals"]
+    s = data["score_now"]
+    click.echo(
+        f"  recalls {sig['recalls']}, unique queries {sig['unique_queries']}, days {sig['distinct_days']}, "
+        f"span {sig['span_days']:.0f} d, last signal {sig['days_since_last']:.1f} d ago"
+    )
+    click.echo(f"  S={s['total']:.3f} now: {_fmt_components(s)}")
+    click.echo("  gates: " + ("pass" if s["passed"] else "; ".join(s["failed_gates"])))
+
+
+@dream_group.command("rollback")
+@click.argument("run_id")
+@click.option(
+    "--force", is_flag=True, help="Keep later human edits; remove only this run's managed sections."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def rollback_cmd(run_id: str, force: bool, as_json: bool) -> None:
+    """Undo a run: restore every file it wrote exactly (refuses if a human edited one since)."""
+    data = runs.rollback_run(get_host(), run_id, force=force)
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"rolled back {run_id}{' (forced, human edits kept)' if force else ''}")
+    for rel in data["restored"]:
+        click.echo(f"  restored {rel}")
+
+
+@dream_group.command("history")
+@click.option("--limit", type=int, default=30, show_default=True, help="How many runs, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def history_cmd(limit: int, as_json: bool) -> None:
+    """List past runs, newest first: status, counts, time taken."""
+    rows = runs.history(get_host().store, limit)
+    if as_json:
+        emit_json({"version": 1, "runs": rows})
+        return
+    if not rows:
+        click.echo("no dream runs yet")
+    for r in rows:
+        click.echo(
+            f"{r['run_id']}  {r['started_at']}  {r['mode']:<8} {r['status']:<11} promoted {r['promoted']:>2}  "
+            f"dropped {r['dropped']}  blocked {r['blocked']}  new {r['new_candidates']}  "
+            f"signals {r['signals']}  {r['elapsed_ms'] or 0:.0f} ms"
+        )
+
+
+@dream_group.command("schedule")
+def schedule_cmd() -> None:
+    """Run the consolidation every night at 03:00 in the workspace time zone (blocking)."""
+    from .schedule import serve
+
+    serve(get_host(), echo=click.echo)
+
+
+@dream_group.command("replay-demo")
+@click.option("--json", "as_json", is_flag=True, help="Print the promotions of each night as JSON.")
+def replay_demo_cmd(as_json: bool) -> None:
+    """Replay the template workspace's three weeks: searches each day, a dream each night."""
+    from .replay import replay_template
+
+    replay_template(get_host(), echo=None if as_json else click.echo, as_json=as_json)

@@ -1,0 +1,88 @@
+"""The dream diary: after a run with material, a short first-person entry in DREAMS.md between
+``<!-- lifelong:dream-<run_id>:start/end -->`` markers. With a model configured the entry comes
+from prompts/dream_diary.md.j2; offline (or when the model fails) from the jinja2 template
+prompts/dream_diary_offline.md.j2 filled with the run's numbers. DREAMS.md is never indexed."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lifelong import llm
+from lifelong.errors import LLMOffline
+from lifelong.templates import render
+from lifelong.workspace import replace_region
+
+HEADER = (
+    "# Dream diary\n\n"
+    "Written by lifelong after each nightly consolidation (one entry per run, newest last).\n"
+    "This file is never indexed or promoted.\n"
+)
+
+
+def region_name(run_id: str) -> str:
+    return f"dream-{run_id}"
+
+
+def diary_vars(run: Any) -> dict[str, Any]:
+    light = run.reports.get("light", {})
+    deep = run.reports.get("deep", {})
+    comp = deep.get("compaction") or {}
+    return {
+        "date": run.now.date().isoformat(),
+        "time": run.now.strftime("%H:%M"),
+        "run_id": run.run_id,
+        "mode": run.mode,
+        "dailies": len(light.get("dailies", [])),
+        "snippets": light.get("snippets", 0),
+        "new_candidates": light.get("new_candidates", 0),
+        "recalls": light.get("events_attributed", 0),
+        "themes": [t.tag for t in run.themes][:5],
+        "rem_summary": run.rem_summary,
+        "promoted": [{"text": p["text"], "source": p["source"]} for p in run.promoted],
+        "near_misses": len(deep.get("near_misses", [])),
+        "dropped": len(deep.get("dropped", [])),
+        "blocked": len(deep.get("blocked", [])),
+        "compaction": comp.get("note", ""),
+    }
+
+
+def sanitise(text: str, limit: int = 1500) -> str:
+    """Model output as plain text: no HTML comments (so no fences), no headings, bounded."""
+    text = re.sub(r"<!--.*?(-->|$)", "", text, flags=re.S)
+    text = text.replace("<!--", "").replace("-->", "")
+    lines = [re.sub(r"^#+\s*", "", ln).rstrip() for ln in text.strip().split("\n")]
+    text = "\n".join(lines).strip()
+    if len(text) > limit:
+        cut = text[:limit]
+        text = cut[: cut.rfind(" ")] + "…" if " " in cut else cut
+    return text
+
+
+def entry(ctx: Any, run: Any) -> tuple[str, str]:
+    """(markdown entry, 'model' | 'offline')."""
+    variables = diary_vars(run)
+    offline = render("dream_diary_offline.md.j2", **variables)
+    cfg = run.config
+    if run.model and cfg["use_model"]:
+        try:
+            reply = llm.complete(
+                [{"role": "user", "content": render("dream_diary.md.j2", **variables)}],
+                model=run.model,
+                deadline_s=cfg["model_timeout_s"],
+                **run.llm_kwargs,
+            )
+            body = sanitise(reply)
+            if body:
+                return f"### {variables['date']} · run {run.run_id}\n\n{body}\n", "model"
+        except LLMOffline as exc:
+            ctx.log("dreaming", f"run {run.run_id}: diary model unavailable, offline entry used ({exc})")
+    return offline, "offline"
+
+
+def write_entry(ctx: Any, run: Any) -> None:
+    text, source = entry(ctx, run)
+    path = ctx.workspace.dreams_file
+    current = path.read_text("utf-8") if path.exists() else HEADER
+    run.journal.write(path, replace_region(current, region_name(run.run_id), text))
+    run.diary_source = source

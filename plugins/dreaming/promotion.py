@@ -1,0 +1,304 @@
+"""Deep phase: score every staged candidate, apply the gates, re-read the live daily, ask
+``before_message_write``, and append the survivors to MEMORY.md in this run's managed region
+(journaled). Compaction keeps MEMORY.md within its byte budget."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from lifelong.hookspecs import WriteDecision
+
+from .candidates import Candidate, CandidatePool, DailyReader, Occurrence
+from .memory_file import (
+    Item,
+    add_run_region,
+    compact,
+    existing_keys,
+    memory_lines,
+    region_name,
+    render_region_body,
+)
+from .scoring import Score, ScoreConfig, Signals, score
+from .snippets import Snippet, jaccard, similarity_tokens
+from .themes import concept_tags, richness
+
+DAY_S = 86400.0
+COVERED_JACCARD = 0.6
+
+
+@dataclass(frozen=True)
+class Scored:
+    candidate: Candidate
+    signals: Signals
+    score: Score
+
+
+def load_signals(store: Any, pool: CandidatePool, keys: list[str]) -> dict[str, list[tuple]]:
+    """(ts, day, query_hash, score) per candidate key: stored signals plus this run's."""
+    out: dict[str, list[tuple]] = defaultdict(list)
+    if keys:
+        for key, ts, day, qh, sc in store.conn.execute(
+            "SELECT key, ts, day, query_hash, score FROM dream_signals WHERE key IN (SELECT value FROM json_each(?))",
+            (json.dumps(keys),),
+        ):
+            out[key].append((ts, day, qh, sc))
+    for s in pool.new_signals.values():  # events past the watermark: never stored before
+        out[s.key].append((s.ts, s.day, s.query_hash, s.score))
+    return out
+
+
+def _noon_ts(day: str, tz: dt.tzinfo) -> float:
+    d = dt.date.fromisoformat(day)
+    return dt.datetime(d.year, d.month, d.day, 12, tzinfo=tz).timestamp()
+
+
+def build_signals(
+    c: Candidate,
+    recalls: list[tuple],
+    occurrences: list[Occurrence],
+    now_ts: float,
+    tz: dt.tzinfo,
+    today: dt.date,
+) -> Signals:
+    written = {o.day for o in occurrences if o.day and o.day <= today.isoformat()}
+    recall_days = {r[1] for r in recalls}
+    days = sorted(written | recall_days)
+    last = max([r[0] for r in recalls] + [_noon_ts(d, tz) for d in written], default=None)
+    contexts = len({(r[2], r[1]) for r in recalls}) + len(written)
+    span = (dt.date.fromisoformat(days[-1]) - dt.date.fromisoformat(days[0])).days if days else 0
+    return Signals(
+        recalls=len(recalls),
+        unique_queries=len({r[2] for r in recalls}),
+        contexts=contexts,
+        mean_score=sum(r[3] for r in recalls) / len(recalls) if recalls else 0.0,
+        written_days=len(written),
+        distinct_days=len(days),
+        span_days=float(span),
+        days_since_last=max(0.0, (now_ts - last) / DAY_S) if last is not None else 1e6,
+        richness=richness(c.text),
+        light_hits=c.light_hits,
+        light_age_days=(now_ts - c.light_last) / DAY_S if c.light_last else None,
+        rem_hits=c.rem_hits,
+        rem_age_days=(now_ts - c.rem_last) / DAY_S if c.rem_last else None,
+    )
+
+
+def score_pool(ctx: Any, run: Any) -> list[Scored]:
+    pool: CandidatePool = run.pool
+    sc = ScoreConfig.from_config(run.config, backfill=run.backfill)
+    staged = [c for c in pool.candidates.values() if c.status == "staged"]
+    recalls = load_signals(ctx.store, pool, [c.key for c in staged])
+    occ = pool.occurrence_index()
+    tz = ctx.workspace.timezone
+    now_ts = run.now.timestamp()
+    out = []
+    for c in staged:
+        sig = build_signals(c, recalls.get(c.key, []), occ.get(c.key, []), now_ts, tz, run.now.date())
+        out.append(Scored(c, sig, score(sig, sc)))
+    out.sort(key=lambda s: (-s.score.total, s.candidate.key))
+    return out
+
+
+def live_snippet(reader: DailyReader, occurrences: list[Occurrence]) -> Snippet | None:
+    """The candidate's text as it is in the daily right now (latest occurrence first)."""
+    for occ in sorted(occurrences, key=lambda o: (o.day, o.path), reverse=True):
+        snippets = reader.snippets(occ.path, fresh=True)
+        for s in snippets or []:
+            if s.key == occ.snippet_key:
+                return s
+    return None
+
+
+def related_memories(
+    lines: list[tuple[int, str, frozenset[str]]], tokens: frozenset[str], limit: int = 5
+) -> list[dict]:
+    scored = []
+    for line_no, text, toks in lines:
+        sim = jaccard(tokens, toks)
+        shared = len(tokens & toks)
+        if sim >= 0.2 or shared >= 3:
+            scored.append((sim, line_no, text))
+    scored.sort(reverse=True)
+    return [
+        {"path": "MEMORY.md", "line": n, "text": t, "similarity": round(s, 3)} for s, n, t in scored[:limit]
+    ]
+
+
+def covered_by(
+    text: str,
+    tokens: frozenset[str],
+    others: list[tuple[str, str, frozenset[str]]],
+    near_identical: float = 0.9,
+) -> str | None:
+    """Where ``text`` is already said: a near-identical line (Jaccard >= ``near_identical``), or a similar one
+    (>= COVERED_JACCARD) holding every name, date and amount of ``text`` — a correction with a new
+    number is therefore never 'covered' by the old line."""
+    tags = None
+    for where, other, other_tokens in others:
+        sim = jaccard(tokens, other_tokens)
+        if sim >= near_identical:
+            return where
+        if sim >= COVERED_JACCARD:
+            tags = concept_tags(text) if tags is None else tags
+            if tags <= concept_tags(other):
+                return where
+    return None
+
+
+def candidate_json(s: Scored) -> dict[str, Any]:
+    c, sig = s.candidate, s.signals
+    return {
+        "key": c.key,
+        "text": c.text,
+        "source": c.citation,
+        "score": s.score.as_json(),
+        "recalls": sig.recalls,
+        "unique_queries": sig.unique_queries,
+        "distinct_days": sig.distinct_days,
+    }
+
+
+def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
+    cfg = run.config
+    pool: CandidatePool = run.pool
+    ws = ctx.workspace
+    scored = score_pool(ctx, run)
+    run.scored = scored
+    now_ts = run.now.timestamp()
+    expired = 0
+    for s in scored:
+        c = s.candidate
+        c.last_score = round(s.score.total, 4)
+        c.components = json.dumps(s.score.as_json()["components"])
+        c.dirty = True
+        if not s.score.passed and s.signals.days_since_last > cfg["candidate_ttl_days"]:
+            pool.set_status(c.key, "expired", run.run_id, f"no signal for {cfg['candidate_ttl_days']} days")
+            expired += 1
+
+    memory_path = ws.memory_file
+    memory_text = memory_path.read_text("utf-8") if memory_path.exists() else ""
+    present = existing_keys(memory_text)
+    mem = [(n, t, similarity_tokens(t)) for n, t in memory_lines(memory_text)]
+    chosen: list[tuple[Scored, Snippet, WriteDecision | None]] = []
+    chosen_tokens: list[tuple[str, str, frozenset[str]]] = []
+    already, dropped, blocked = [], [], []
+    occ = pool.occurrence_index()
+    for s in scored:
+        if not s.score.passed:
+            continue
+        if len(chosen) >= cfg["max_promotions_per_run"]:
+            break
+        c = s.candidate
+        if c.superseded_by:
+            continue
+        if c.key in present:
+            pool.set_status(c.key, "promoted", run.run_id, "already in MEMORY.md")
+            already.append({"key": c.key, "text": c.text, "reason": "key already in MEMORY.md"})
+            continue
+        live = live_snippet(run.reader, occ.get(c.key, []))
+        if live is None:
+            paths = sorted({o.path for o in occ.get(c.key, [])})
+            reason = (
+                f"text no longer in {', '.join(paths) or 'any daily'} (edited or deleted since it was staged)"
+            )
+            pool.set_status(c.key, "dropped", run.run_id, reason)
+            dropped.append({"key": c.key, "text": c.text, "reason": reason})
+            continue
+        tokens = similarity_tokens(live.text)
+        others = [(f"MEMORY.md line {n}", text, t) for n, text, t in mem]
+        others += [(f"{k}, promoted in this run", text, t) for k, text, t in chosen_tokens]
+        covered = covered_by(live.text, tokens, others, cfg["dedupe_jaccard"])
+        if covered:
+            reason = f"already covered by {covered}"
+            pool.set_status(c.key, "promoted", run.run_id, reason)
+            already.append({"key": c.key, "text": live.text, "reason": reason})
+            continue
+        decision = None
+        if not run.dry_run:
+            payload = {
+                "text": live.text,
+                "key": c.key,
+                "target": ws.relpath(memory_path) if memory_path.exists() else "MEMORY.md",
+                "source": "dreaming",
+                "path": live.path,
+                "start_line": live.start_line,
+                "end_line": live.end_line,
+                "citation": live.citation,
+                "heading": live.heading,
+                "date": live.day.isoformat() if live.day else None,
+                "run_id": run.run_id,
+                "score": round(s.score.total, 4),
+            }
+            decision = ctx.host.decide_write(payload, related_memories(mem, tokens))
+            if decision.action == "block":
+                reason = decision.reason or "blocked by before_message_write"
+                pool.set_status(c.key, "blocked", run.run_id, reason)
+                blocked.append({"key": c.key, "text": live.text, "reason": reason, "by": decision.source})
+                continue
+        chosen.append((s, live, decision))
+        chosen_tokens.append((c.key, live.text, tokens))
+
+    items = [Item(s.candidate.key, live.text, live.citation) for s, live, _ in chosen]
+    compaction = None
+    written_bytes = len(memory_text.encode("utf-8"))
+    if items:
+        body = render_region_body(run.now.date().isoformat(), items)
+        with ws.lock("write", timeout=10.0) if not run.dry_run else contextlib.nullcontext():
+            current = memory_path.read_text("utf-8") if memory_path.exists() else ""
+            new_text = add_run_region(current, run.run_id, body)
+            new_text, compaction = compact(new_text, cfg["memory_max_bytes"], keep={region_name(run.run_id)})
+            if not run.dry_run:
+                run.journal.write(memory_path, new_text)
+            written_bytes = len(new_text.encode("utf-8"))
+        if not run.dry_run:
+            for s, _live, decision in chosen:
+                note = f"S={s.score.total:.3f}"
+                if decision is not None and decision.action != "allow":
+                    note += f"; {decision.action}: {decision.reason}"
+                pool.set_status(s.candidate.key, "promoted", run.run_id, note)
+            for ev in compaction.evicted if compaction else []:
+                if ev["key"] in pool.candidates:
+                    pool.set_status(ev["key"], "evicted", run.run_id, "compacted out of MEMORY.md")
+    run.compaction = compaction
+    promoted = []
+    for s, live, decision in chosen:
+        entry = {**candidate_json(s), "text": live.text, "source": live.citation}
+        if decision is not None:
+            entry["decision"] = {
+                "action": decision.action,
+                "reason": decision.reason,
+                "supersedes": list(decision.supersedes),
+                "source": decision.source,
+            }
+        promoted.append(entry)
+    run.promoted = promoted
+    near_misses = [
+        candidate_json(s) | {"failed_gates": list(s.score.failed_gates)} for s in scored if not s.score.passed
+    ][:10]
+    return {
+        "phase": "deep",
+        "mode": "backfill" if run.backfill else "nightly",
+        "thresholds": {
+            k: v
+            for k, v in ScoreConfig.from_config(cfg, backfill=run.backfill).__dict__.items()
+            if k.startswith("min_")
+        },
+        "scored": len(scored),
+        "passed_gates": sum(1 for s in scored if s.score.passed),
+        "promoted": promoted,
+        "already_present": already,
+        "dropped": dropped,
+        "blocked": blocked,
+        "warnings": [p for p in promoted if p.get("decision", {}).get("action") in ("warn", "supersede")],
+        "expired": expired,
+        "near_misses": near_misses,
+        "compaction": compaction.as_json() if compaction else None,
+        "memory_file": ws.relpath(memory_path) if memory_path.exists() else "MEMORY.md",
+        "memory_bytes": written_bytes,
+        "written_at": now_ts,
+    }

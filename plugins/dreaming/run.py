@@ -1,0 +1,482 @@
+"""One consolidation run: lock -> light -> REM -> deep (through the ``dreaming_phase`` hook, so
+other plugins can join each phase) -> save state -> ``after_consolidation`` -> diary -> reports ->
+history row -> unlock. Also rollback, history and explain.
+
+Every file a run writes (MEMORY.md, DREAMS.md, its reports) goes through
+:class:`lifelong.journal.Journal` under the run id; the database changes it makes to candidates are
+logged in ``dream_status_log`` so a rollback reverts them too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from lifelong.errors import ConfigError, InputError, LifelongError, PluginError
+from lifelong.journal import Journal, rollback
+from lifelong.workspace import remove_region
+
+from . import diary
+from .candidates import CandidatePool, light_phase
+from .memory_file import region_name, remove_run_region, restore_regions
+from .promotion import build_signals, deep_phase
+from .rem import rem_phase
+from .scoring import ScoreConfig, score
+
+PLUGIN = "dreaming"
+PHASES = ("light", "rem", "deep")
+WATERMARK_KEY = "event_watermark"
+
+
+@dataclass
+class DreamRun:
+    """What a run carries through its phases (third-party ``dreaming_phase`` implementations get
+    it too: ``run_id``, ``now``, ``mode``, ``dry_run``, ``journal`` for reversible writes, and the
+    reports and promotions of earlier phases)."""
+
+    run_id: str
+    now: dt.datetime
+    config: dict[str, Any]
+    backfill: bool = False
+    dry_run: bool = False
+    journal: Journal | None = None
+    model: str | None = None
+    llm_kwargs: dict[str, Any] = field(default_factory=dict)
+    event_watermark: float = 0.0
+    event_watermark_next: float = 0.0
+    pool: CandidatePool | None = None
+    reader: Any = None
+    touched: set[str] = field(default_factory=set)
+    themes: list[Any] = field(default_factory=list)
+    rem_summary: str = ""
+    scored: list[Any] = field(default_factory=list)
+    promoted: list[dict[str, Any]] = field(default_factory=list)
+    compaction: Any = None
+    reports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    extra_reports: dict[str, list[Any]] = field(default_factory=dict)
+    completed: list[str] = field(default_factory=list)
+    status: str = "running"
+    material: bool = False
+    diary_source: str | None = None
+    report_dir: str | None = None
+    message: str = ""
+    elapsed_ms: float = 0.0
+
+    @property
+    def mode(self) -> str:
+        return "backfill" if self.backfill else "nightly"
+
+    def as_json(self) -> dict[str, Any]:
+        deep = self.reports.get("deep", {})
+        return {
+            "version": 1,
+            "run_id": self.run_id,
+            "status": self.status,
+            "mode": self.mode,
+            "dry_run": self.dry_run,
+            "now": self.now.isoformat(timespec="seconds"),
+            "elapsed_ms": round(self.elapsed_ms, 1),
+            "promoted": self.promoted,
+            "dropped": deep.get("dropped", []),
+            "blocked": deep.get("blocked", []),
+            "warnings": deep.get("warnings", []),
+            "compaction": deep.get("compaction"),
+            "report_dir": self.report_dir,
+            "diary": self.diary_source,
+            "message": self.message,
+            "phases": self.reports,
+            "extra_phase_reports": self.extra_reports,
+        }
+
+
+def new_run_id(now: dt.datetime) -> str:
+    return f"{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def run_phase(ctx: Any, phase: str, run: Any) -> dict[str, Any] | None:
+    """The plugin's own ``dreaming_phase``: does the real work of each phase."""
+    if not isinstance(run, DreamRun):
+        return None
+    work = {"light": light_phase, "rem": rem_phase, "deep": deep_phase}.get(phase)
+    if work is None:
+        return None
+    if phase != "light" and run.pool is None:
+        raise PluginError(f"phase {phase} needs the light phase to have run first")
+    report = work(ctx, run)
+    run.reports[phase] = report
+    run.completed.append(phase)
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
+# the run
+
+
+def read_meta(store: Any, key: str) -> str | None:
+    row = store.conn.execute("SELECT value FROM dream_meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def write_meta(store: Any, key: str, value: str) -> None:
+    with store.lock:
+        store.conn.execute("INSERT OR REPLACE INTO dream_meta(key, value) VALUES (?, ?)", (key, value))
+        store.conn.commit()
+
+
+def run_dream(
+    host: Any,
+    *,
+    dry_run: bool = False,
+    backfill: bool = False,
+    llm_kwargs: dict[str, Any] | None = None,
+) -> DreamRun:
+    """Run light, REM and deep once, now (``ctx.now()``, so ``--now`` and freezegun apply)."""
+    if not host.enabled(PLUGIN):
+        raise ConfigError(
+            "the dreaming plugin is disabled (plugins.dreaming.enabled: false in lifelong.yaml)"
+        )
+    ctx = host.ctx
+    ws = ctx.workspace
+    cfg = ctx.config(PLUGIN)
+    started = time.monotonic()
+    with ws.lock("dream", timeout=float(cfg["lock_timeout_s"])):
+        store = ctx.store
+        now = ctx.now()
+        run_id = new_run_id(now)
+        run = DreamRun(
+            run_id,
+            now,
+            cfg,
+            backfill=backfill,
+            dry_run=dry_run,
+            journal=None if dry_run else Journal(ws, run_id),
+            model=(ws.config.get("llm") or {}).get("model"),
+            llm_kwargs=dict(llm_kwargs or {}),
+            event_watermark=float(read_meta(store, WATERMARK_KEY) or 0.0),
+        )
+        faults = len(host.faults)
+        for phase in PHASES:
+            results = ctx.hook("dreaming_phase", ctx=ctx, phase=phase, run=run)
+            mine = run.reports.get(phase)
+            others = [r for r in results if r is not mine]
+            if others:
+                run.extra_reports[phase] = others
+            if phase not in run.completed:
+                error = next(
+                    (f["error"] for f in host.faults[faults:] if f["plugin"] == PLUGIN),
+                    "the phase did not run",
+                )
+                run.status = "failed"
+                run.message = f"{phase} phase failed: {error}"
+                run.elapsed_ms = (time.monotonic() - started) * 1000
+                if not dry_run:
+                    record_history(store, run)
+                hint = (
+                    " (MEMORY.md may have been written: `lifelong dream rollback` undoes it)"
+                    if phase == "deep"
+                    else ""
+                )
+                raise PluginError(
+                    f"dream run {run_id} failed in the {phase} phase: {error}; "
+                    f"details in .lifelong/logs/{PLUGIN}.log{hint}"
+                )
+        if dry_run:
+            run.status = "dry-run"
+            run.elapsed_ms = (time.monotonic() - started) * 1000
+            return run
+        try:
+            finalize(ctx, run)
+        except LifelongError:
+            raise
+        except Exception as exc:
+            run.status = "failed"
+            run.message = f"saving the run failed: {type(exc).__name__}: {exc}"
+            run.elapsed_ms = (time.monotonic() - started) * 1000
+            record_history(store, run)
+            ctx.log(PLUGIN, f"run {run_id}: {run.message}")
+            raise PluginError(
+                f"dream run {run_id}: {run.message} (`lifelong dream rollback {run_id}` undoes its file writes)"
+            ) from exc
+        run.elapsed_ms = (time.monotonic() - started) * 1000
+        record_history(store, run)
+    return run
+
+
+def has_material(run: DreamRun) -> bool:
+    pool = run.pool
+    assert pool is not None
+    new = any(c.is_new for c in pool.candidates.values())
+    compaction = run.compaction is not None and run.compaction.changed
+    return bool(new or pool.new_signals or pool.status_changes or run.promoted or compaction)
+
+
+def finalize(ctx: Any, run: DreamRun) -> None:
+    store = ctx.store
+    pool = run.pool
+    assert pool is not None
+    if run.event_watermark_next > run.event_watermark:
+        write_meta(store, WATERMARK_KEY, repr(run.event_watermark_next))
+    run.material = has_material(run)
+    if not run.material:
+        run.status = "nothing"
+        run.message = "no new material"
+        return
+    pool.save(store, run.run_id)
+    ctx.hook("after_consolidation", ctx=ctx, run=run)
+    if run.config["diary"]:
+        try:
+            diary.write_entry(ctx, run)
+        except LifelongError as exc:  # a broken DREAMS.md must not lose the night's work
+            run.message = f"diary not written: {exc}"
+            ctx.log(PLUGIN, f"run {run.run_id}: {run.message}")
+    write_reports(ctx, run)
+    run.status = "ok"
+
+
+def write_reports(ctx: Any, run: DreamRun) -> None:
+    ws = ctx.workspace
+    folder = ws.reports_dir / run.run_id
+    assert run.journal is not None
+    for phase, report in run.reports.items():
+        run.journal.write(
+            folder / f"{phase}.json", json.dumps(report, indent=1, ensure_ascii=False, default=str)
+        )
+    if run.extra_reports:
+        run.journal.write(
+            folder / "extra.json", json.dumps(run.extra_reports, indent=1, ensure_ascii=False, default=str)
+        )
+    run.journal.write(folder / "report.md", render_report(run))
+    run.report_dir = f".lifelong/reports/{run.run_id}"
+
+
+def render_report(run: DreamRun) -> str:
+    light, rem, deep_r = (run.reports.get(p, {}) for p in PHASES)
+    lines = [
+        f"# Dream run {run.run_id}",
+        "",
+        f"- when: {run.now.isoformat(timespec='minutes')} ({run.mode})",
+        f"- light: {len(light.get('dailies', []))} dailies, {light.get('snippets', 0)} snippets, "
+        f"{light.get('new_candidates', 0)} new candidates, {light.get('merged_near_duplicates', 0)} near-duplicates "
+        f"merged; {light.get('events_counted', 0)} recall events, {light.get('events_attributed', 0)} attributed",
+        f"- rem: {len(rem.get('themes', []))} themes, {len(rem.get('corrections', []))} corrections, "
+        f"{rem.get('reinforced', 0)} candidates reinforced",
+        f"- deep: {deep_r.get('scored', 0)} scored, {deep_r.get('passed_gates', 0)} passed the gates, "
+        f"{len(run.promoted)} promoted, {len(deep_r.get('dropped', []))} dropped, "
+        f"{len(deep_r.get('blocked', []))} blocked",
+        "",
+    ]
+    if rem.get("summary"):
+        lines += ["## Themes", "", rem["summary"], ""]
+    if run.promoted:
+        lines += ["## Promoted", ""]
+        for p in run.promoted:
+            comps = ", ".join(f"{k} {v:.2f}" for k, v in p["score"]["components"].items())
+            lines.append(f"- {p['text']} (`{p['key']}`, {p['source']}) S={p['score']['total']:.3f}: {comps}")
+            if p.get("decision") and p["decision"]["action"] != "allow":
+                lines.append(f"  - {p['decision']['action']}: {p['decision']['reason']}")
+        lines.append("")
+    for title, key in (("Dropped", "dropped"), ("Blocked", "blocked")):
+        if deep_r.get(key):
+            lines += [f"## {title}", ""]
+            lines += [f"- {d['text']} (`{d['key']}`): {d['reason']}" for d in deep_r[key]]
+            lines.append("")
+    comp = deep_r.get("compaction")
+    if comp and comp.get("note"):
+        lines += ["## Size budget", "", comp["note"], ""]
+        lines += [f"- evicted: {e['text']} (`{e['key']}`)" for e in comp.get("evicted", [])]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def record_history(store: Any, run: DreamRun) -> None:
+    light = run.reports.get("light", {})
+    deep_r = run.reports.get("deep", {})
+    summary = {
+        "promoted": [p["key"] for p in run.promoted],
+        "compacted_regions": run.compaction.touched_regions() if run.compaction is not None else [],
+        "memory_region": region_name(run.run_id) if run.promoted else None,
+        "diary_region": diary.region_name(run.run_id) if run.diary_source else None,
+        "report_dir": run.report_dir,
+        "themes": [t.tag for t in run.themes][:12],
+    }
+    with store.lock:
+        store.conn.execute(
+            "INSERT OR REPLACE INTO dream_runs(run_id, started_at, finished_at, mode, status, staged, new_candidates,"
+            " signals, promoted, dropped, blocked, memory_bytes, elapsed_ms, message, summary)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run.run_id,
+                run.now.isoformat(timespec="seconds"),
+                (run.now + dt.timedelta(milliseconds=run.elapsed_ms)).isoformat(timespec="seconds"),
+                run.mode,
+                run.status,
+                int(light.get("snippets", 0)),
+                int(light.get("new_candidates", 0)),
+                int(light.get("signals", 0)),
+                len(run.promoted),
+                len(deep_r.get("dropped", [])),
+                len(deep_r.get("blocked", [])),
+                deep_r.get("memory_bytes"),
+                round(run.elapsed_ms, 1),
+                run.message,
+                json.dumps(summary),
+            ),
+        )
+        store.conn.commit()
+
+
+# ---------------------------------------------------------------------------------------------
+# history, rollback, explain
+
+
+def history(store: Any, limit: int = 50) -> list[dict[str, Any]]:
+    rows = store.query("SELECT * FROM dream_runs ORDER BY started_at DESC, run_id DESC LIMIT ?", (limit,))
+    for r in rows:
+        r["summary"] = json.loads(r["summary"] or "{}")
+    return rows
+
+
+def revert_statuses(store: Any, run_id: str) -> int:
+    """Undo the run's status changes. A candidate the run staged stays staged (what was learned
+    from the notes and recalls is kept; only the run's decisions are undone)."""
+    log = store.conn.execute(
+        "SELECT key, old_status, old_status_run, old_status_reason FROM dream_status_log WHERE run_id = ?"
+        " ORDER BY seq DESC",
+        (run_id,),
+    ).fetchall()
+    with store.lock:
+        for key, old, old_run, old_reason in log:
+            store.conn.execute(
+                "UPDATE dream_candidates SET status = ?, status_run = ?, status_reason = ?,"
+                " superseded_by = CASE WHEN ? = 'superseded' THEN superseded_by ELSE NULL END WHERE key = ?",
+                (old or "staged", old_run, old_reason, old or "staged", key),
+            )
+        store.conn.commit()
+    return len(log)
+
+
+def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, Any]:
+    """Undo a run's writes exactly; refuse (RollbackConflict) when a file was edited since,
+    unless ``force``: then keep the edit and remove only the run's managed region(s)."""
+    ctx = host.ctx
+    ws = ctx.workspace
+    store = ctx.store
+    rows = store.query("SELECT * FROM dream_runs WHERE run_id = ?", (run_id,))
+    if not rows:
+        raise InputError(f"no dream run {run_id!r} (see `lifelong dream history`)")
+    row = rows[0]
+    if row["status"] == "rolled_back":
+        raise InputError(f"run {run_id} was already rolled back")
+    summary = json.loads(row["summary"] or "{}")
+    memory_rel = ws.relpath(ws.memory_file) if ws.memory_file.exists() else "MEMORY.md"
+    dreams_rel = ws.relpath(ws.dreams_file) if ws.dreams_file.exists() else "DREAMS.md"
+
+    def keep_edit(rel: str, current: bytes, before: bytes | None) -> bytes | None:
+        text = current.decode("utf-8")
+        if rel == memory_rel:
+            text = remove_run_region(text, run_id)
+            text = restore_regions(
+                text, before.decode("utf-8") if before else None, summary.get("compacted_regions", [])
+            )
+            return text.encode("utf-8")
+        if rel == dreams_rel:
+            return remove_region(text, diary.region_name(run_id)).encode("utf-8")
+        return before
+
+    cfg = ctx.config(PLUGIN)
+    with ws.lock("dream", timeout=float(cfg["lock_timeout_s"])):
+        journal = Journal(ws, run_id)
+        restored: list[str] = []
+        if journal.exists():
+            restored = rollback(ws, run_id, on_conflict=keep_edit if force else None)
+        folder = ws.reports_dir / run_id
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+        reverted = revert_statuses(store, run_id)
+        with store.lock:
+            store.conn.execute(
+                "UPDATE dream_runs SET status = 'rolled_back', message = ? WHERE run_id = ?",
+                (f"rolled back{' (forced: human edits kept)' if force else ''}", run_id),
+            )
+            store.conn.commit()
+    return {
+        "version": 1,
+        "run_id": run_id,
+        "restored": restored,
+        "forced": force,
+        "statuses_reverted": reverted,
+    }
+
+
+def explain(host: Any, key: str) -> dict[str, Any]:
+    """Everything known about one candidate: text, where it was written, the recalls attributed
+    to it (with their queries), its score components now, and its status history."""
+    ctx = host.ctx
+    store = ctx.store
+    key = key.strip().lower()
+    if len(key) < 4:
+        raise InputError(
+            "KEY needs at least 4 characters (keys are shown in MEMORY.md, reports and --dry-run)"
+        )
+    rows = store.query("SELECT * FROM dream_candidates WHERE key LIKE ? ORDER BY key", (key + "%",))
+    if not rows:
+        raise InputError(f"no candidate with key {key!r}")
+    if len(rows) > 1:
+        raise InputError(f"key {key!r} is ambiguous: {', '.join(r['key'] for r in rows[:5])}")
+    row = rows[0]
+    pool = CandidatePool.load(store, ctx.config(PLUGIN)["dedupe_jaccard"])
+    cand = pool.candidates[row["key"]]
+    occurrences = pool.occurrences_of(cand.key)
+    signals = store.query(
+        "SELECT s.event_id, s.ts, s.day, s.query_hash, s.score, s.source, s.overlap, e.query FROM dream_signals s"
+        " LEFT JOIN recall_events e ON e.id = s.event_id WHERE s.key = ? ORDER BY s.ts",
+        (cand.key,),
+    )
+    now = ctx.now()
+    sig = build_signals(
+        cand,
+        [(s["ts"], s["day"], s["query_hash"], s["score"]) for s in signals],
+        occurrences,
+        now.timestamp(),
+        ctx.workspace.timezone,
+        now.date(),
+    )
+    result = score(sig, ScoreConfig.from_config(ctx.config(PLUGIN)))
+    log = store.query(
+        "SELECT run_id, old_status, new_status FROM dream_status_log WHERE key = ? ORDER BY run_id, seq",
+        (cand.key,),
+    )
+    return {
+        "version": 1,
+        "key": cand.key,
+        "text": cand.text,
+        "status": cand.status,
+        "status_run": cand.status_run,
+        "status_reason": cand.status_reason,
+        "superseded_by": cand.superseded_by,
+        "source": cand.citation,
+        "first_day": cand.day,
+        "occurrences": [
+            {"path": o.path, "lines": f"L{o.start_line}-L{o.end_line}", "day": o.day, "text": o.text}
+            for o in occurrences
+        ],
+        "recalls": [
+            {
+                "day": s["day"],
+                "query": s["query"],
+                "score": round(s["score"], 4),
+                "source": s["source"],
+                "overlap": round(s["overlap"], 3),
+            }
+            for s in signals
+        ],
+        "signals": sig.__dict__,
+        "score_now": result.as_json(),
+        "now": now.isoformat(timespec="seconds"),
+        "light": {"hits": cand.light_hits, "last": cand.light_last},
+        "rem": {"hits": cand.rem_hits, "last": cand.rem_last},
+        "history": log,
+    }

@@ -1,0 +1,308 @@
+"""Daily notes into snippets, and the text measures consolidation uses (pure).
+
+A *snippet* is one list item (nested items are their own snippets) or one paragraph of a daily
+note, with its heading path and exact 1-based line range. A paragraph or item longer than
+``max_chars`` is split into sentences. Never staged: code blocks, tables, headings, text inside a
+``<!-- lifelong:...:start/end -->`` managed region, any line carrying one of the suite's markers
+(``<!-- key:``, ``<!-- lifelong:``) and lines that look like consolidation report output
+("Candidate: ... confidence ... evidence", pasted ``Source: path#Lx-Ly`` citations) — the suite
+never feeds on its own output (openclaw/openclaw issue 67580).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from dataclasses import dataclass
+
+from lifelong.errors import InputError
+from lifelong.workspace import daily_date, find_regions, split_frontmatter
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been before
+    being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
+    don't down during each few for from further had hadn't has hasn't have haven't having he he'd
+    he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into
+    is isn't it it's its itself let's me more most mustn't my myself no nor not of off on once only or
+    other ought our ours ourselves out over own same shan't she she'd she'll she's should shouldn't so
+    some such than that that's the their theirs them themselves then there there's these they they'd
+    they'll they're they've this those through to too under until up very was wasn't we we'd we'll
+    we're we've were weren't what what's when when's where where's which while who who's whom why
+    why's with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
+    also just get got like really today yesterday tomorrow will shall may might must us let lets
+    one two new did does maybe something anything thing things way still even much many""".split()
+)
+
+_TOKEN_RE = re.compile(r"[^\W_](?:[\w'’.,:-]*[^\W_])?", re.UNICODE)
+_SPLIT_INNER = re.compile(r"[’']s$")
+_HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_ITEM_RE = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])(\s+|$)(.*)$")
+_CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s+")
+_FENCE_RE = re.compile(r"^\s*(```|~~~)")
+_COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_MARKER_RE = re.compile(r"<!--\s*(key:|lifelong:)|lifelong:promoted-|lifelong:dream-", re.I)
+_JUNK_RES = (
+    # "Candidate: ... confidence 0.8 ... evidence ..." report lines (openclaw/openclaw#67580)
+    re.compile(r"\bcandidates?\b\s*[:#=(\[-].*\b(confidence|evidence|score)\b", re.I),
+    re.compile(r"\bconfidence\b\s*[:=]?\s*\d*\.?\d+.*\bevidence\b", re.I),
+    re.compile(r"\bevidence\b\s*[:=].*\bconfidence\b", re.I),
+    # pasted search citations and dry-run score lines of this suite
+    re.compile(r"^\s*(\d+\.\s*)?(\[\d\.\d+\]\s*)?Source:\s*\S+#L\d+", re.I),
+    re.compile(r"\bS\s*=\s*[01]\.\d+\b.*\b(relevance|recalls?|gates?)\b", re.I),
+    re.compile(r"\brelevance\b\s*[:=]?\s*[01]?\.\d+.*\bfrequency\b\s*[:=]?\s*[01]?\.\d+", re.I),
+)
+
+
+def normalise(text: str) -> str:
+    """Lower case, whitespace collapsed: the form keys are computed on."""
+    return re.sub(r"\s+", " ", text.strip().lower())
+
+
+def text_key(text: str) -> str:
+    """The stable key of a snippet text (12 hex digits of sha256 of the normalised text)."""
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:12]
+
+
+def stem(word: str) -> str:
+    """A deliberately light English stemmer: booked/booking/books -> book, yearly -> year,
+    renewal -> renew."""
+    if len(word) > 5 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) > 4 and word.endswith("ied"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
+        return word[:-2]
+    if len(word) > 5 and word.endswith("ly") and not word.endswith("ily"):
+        return word[:-2]
+    if len(word) > 6 and word.endswith("al") and not word.endswith(("ial", "ual")):
+        return word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+_LETTER_PUNCT = re.compile(r"(?<=[^\W\d_])[.,:](?=[^\W\d_])")
+
+
+def words(text: str) -> list[str]:
+    """Word tokens, lower case; hyphenated and numeric tokens (week-4, TW-418, 1.2M, 19:40) stay
+    whole, while letters joined by a dot, comma or colon without a space are split."""
+    out = []
+    for m in _TOKEN_RE.finditer(text.lower()):
+        token = _SPLIT_INNER.sub("", m.group(0).replace("’", "'"))
+        if _LETTER_PUNCT.search(token):
+            out.extend(t for t in re.split(r"[.,:]", token) if t)
+        else:
+            out.append(token)
+    return out
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    """Stemmed tokens without stop words: what overlap and similarity are measured on."""
+    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
+
+
+_LABEL_RE = re.compile(r"^\s*(?:[A-Za-z][\w-]{0,15}:\s+){1,2}")
+
+
+def similarity_tokens(text: str) -> frozenset[str]:
+    """Content tokens without a leading label ("Reminder:", "Note:", "Reminder: Correction:"):
+    what near-duplicate detection compares, so a note restated with a label is the same note."""
+    return content_tokens(_LABEL_RE.sub("", text))
+
+
+def jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
+    if not a or not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
+
+
+def carries_marker(text: str) -> bool:
+    """True for text carrying one of the suite's own markers (promoted items, managed fences)."""
+    return bool(_MARKER_RE.search(text))
+
+
+def is_report_junk(text: str) -> bool:
+    """True for lines that look like consolidation output rather than a note."""
+    return any(r.search(text) for r in _JUNK_RES)
+
+
+@dataclass(frozen=True)
+class Snippet:
+    path: str
+    day: dt.date | None
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+
+    @property
+    def key(self) -> str:
+        return text_key(self.text)
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+    def overlaps(self, start: int, end: int) -> bool:
+        return self.start_line <= end and start <= self.end_line
+
+
+@dataclass
+class ParseStats:
+    snippets: int = 0
+    skipped_marker: int = 0
+    skipped_junk: int = 0
+    skipped_short: int = 0
+    skipped_managed_lines: int = 0
+
+
+def _managed_lines(text: str) -> set[int]:
+    """1-based line numbers inside (or fencing) managed regions. Unbalanced fences: only the
+    fence lines themselves are skipped (the text is still the user's)."""
+    try:
+        regions = find_regions(text)
+    except InputError:
+        return {i + 1 for i, line in enumerate(text.split("\n")) if carries_marker(line)}
+    lines: set[int] = set()
+    for r in regions:
+        first = text.count("\n", 0, r.start) + 1
+        last = text.count("\n", 0, max(r.start, r.end - 1)) + 1
+        lines.update(range(first, last + 1))
+    return lines
+
+
+def _sentences(parts: list[tuple[int, str]]) -> list[tuple[int, int, str]]:
+    """Split the joined text of (line, text) parts into sentences with their line ranges."""
+    joined = ""
+    starts: list[tuple[int, int]] = []  # (offset, line)
+    for line, text in parts:
+        if joined:
+            joined += " "
+        starts.append((len(joined), line))
+        joined += text
+    out = []
+    pos = 0
+    pieces = _SENTENCE_RE.split(joined)
+    for piece in pieces:
+        begin = joined.find(piece, pos)
+        end = begin + len(piece)
+        pos = end
+        first = max((ln for off, ln in starts if off <= begin), default=starts[0][1])
+        last = max((ln for off, ln in starts if off < end), default=first)
+        out.append((first, last, piece.strip()))
+    return out
+
+
+def parse_snippets(
+    text: str,
+    path: str,
+    *,
+    min_chars: int = 8,
+    max_chars: int = 400,
+    stats: ParseStats | None = None,
+) -> list[Snippet]:
+    """Snippets of one daily note (pure)."""
+    stats = stats if stats is not None else ParseStats()
+    day = daily_date(path)
+    try:
+        _, _, offset = split_frontmatter(text)
+    except InputError:
+        offset = 0
+    managed = _managed_lines(text)
+    stats.skipped_managed_lines += len(managed)
+    lines = text.split("\n")
+    headings: list[tuple[int, str]] = []
+    out: list[Snippet] = []
+    block: list[tuple[int, str]] = []
+    block_kind = ""
+    in_code = False
+
+    def heading_path() -> str:
+        return " > ".join(h[1] for h in headings)
+
+    def flush() -> None:
+        nonlocal block, block_kind
+        if not block:
+            return
+        parts, kind = block, block_kind
+        block, block_kind = [], ""
+        raw = " ".join(t for _, t in parts)
+        if carries_marker(raw):
+            stats.skipped_marker += 1
+            return
+        cleaned = [(ln, _COMMENT_RE.sub("", t).strip()) for ln, t in parts]
+        cleaned = [(ln, t) for ln, t in cleaned if t]
+        if not cleaned:
+            return
+        if kind == "item":
+            cleaned[0] = (cleaned[0][0], _CHECKBOX_RE.sub("", cleaned[0][1]))
+        joined = " ".join(t for _, t in cleaned)
+        pieces = (
+            [(cleaned[0][0], cleaned[-1][0], joined)] if len(joined) <= max_chars else _sentences(cleaned)
+        )
+        for first, last, piece in pieces:
+            piece = re.sub(r"\s+", " ", piece).strip()
+            if len(piece) > max_chars:
+                cut = piece[: max_chars - 1]
+                piece = cut[: cut.rfind(" ")] if " " in cut[40:] else cut
+                piece = piece.rstrip() + "…"
+            if len(piece) < min_chars or not re.search(r"[^\W\d_]", piece):
+                stats.skipped_short += 1
+                continue
+            if is_report_junk(piece):
+                stats.skipped_junk += 1
+                continue
+            out.append(Snippet(path, day, first, last, heading_path(), piece))
+            stats.snippets += 1
+
+    for index, line in enumerate(lines):
+        n = index + 1
+        if n <= offset:
+            continue
+        if n in managed:
+            flush()
+            continue
+        if _FENCE_RE.match(line):
+            flush()
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        stripped = line.strip()
+        if not stripped:
+            flush()
+            continue
+        m = _HEADING_RE.match(line)
+        if m and len(line) - len(line.lstrip()) < 4:
+            flush()
+            level = len(m.group(1))
+            headings = [h for h in headings if h[0] < level] + [(level, m.group(2).strip())]
+            continue
+        if stripped.startswith("|") or re.fullmatch(r"[-*_]{3,}", stripped.replace(" ", "")):
+            flush()
+            continue
+        if re.fullmatch(r"<!--.*-->", stripped) and not carries_marker(stripped):
+            flush()
+            continue
+        m = _ITEM_RE.match(line)
+        if m:
+            flush()
+            block_kind = "item"
+            block = [(n, m.group(4))]
+            continue
+        if stripped.startswith(">"):
+            stripped = stripped.lstrip(">").strip()
+            if not stripped:
+                flush()
+                continue
+        if not block:
+            block_kind = "paragraph"
+        block.append((n, stripped))
+    flush()
+    return out

@@ -1,0 +1,208 @@
+"""REM (pure parts): concept tags, recurring themes, possible lasting truths and corrections.
+
+*Concept tags* of a text are the things a fact is about: capitalised names not at the start of a
+sentence (Northwind Ventures, Elena Brandt), identifiers (TW-418), hashtags, and numbers with what
+they count (dates, amounts, percentages). *Topic terms* add the content words (stemmed, four letters
+or more) so that themes like "pitch" or "offsite" surface too.
+
+A *theme* is a topic term that keeps surfacing: on at least ``min_days`` distinct days and in at
+least ``min_entries`` snippets of the REM window. A *possible lasting truth* is a candidate that
+carries a theme and recurs on more than one day. A *correction* is a later snippet with correction
+wording ("correction:", "actually", "changed to", "is now", "moved to", "no longer"…) about the
+same thing as an earlier candidate (two shared topic terms and some textual overlap); the earlier
+candidate is marked superseded and deep never promotes it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .snippets import STOPWORDS, content_tokens, jaccard, similarity_tokens, stem, words
+
+MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_NOT_NAMES = frozenset(
+    {
+        "i",
+        "decision",
+        "reconfirmed",
+        "random",
+        "note",
+        "todo",
+        "update",
+        "correction",
+        "fyi",
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+    }
+    | set(WEEKDAYS)
+)
+_ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|Dept|No|vs)\.$")
+_CURRENCIES = frozenset({"EUR", "USD", "GBP", "CHF"})
+_CAP_SEQ = re.compile(r"\b([A-ZÄÖÜ][\w'’-]*(?:\s+(?:[A-ZÄÖÜ][\w'’-]*|von|van|de|der|da))*)")
+_IDENT = re.compile(r"\b[A-Z]{2,}[-_]?\d+[\w-]*\b")
+_HASHTAG = re.compile(r"(?<!\w)#([\w-]{2,})")
+_MONTH_DATE = re.compile(
+    r"\b("
+    + "|".join(MONTHS)
+    + r")\.?\s+\d{1,2}(?:\s*[-–]\s*\d{1,2})?\b|\b\d{1,2}\.?\s+("
+    + "|".join(MONTHS)
+    + r")\b",
+    re.I,
+)
+_AMOUNT = re.compile(
+    r"(?:[$€£]\s?\d[\d,.]*\s?[kKmMbB]?|\b(?:EUR|USD|GBP|CHF)\s?\d[\d,.]*\s?[kKmMbB]?\b|\b\d[\d,.]*\s?%"
+    r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b)"
+)
+_COUNTED = re.compile(
+    r"\b\d+(?:[.,]\d+)?\s?(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|people|persons?|km|kg|"
+    r"miles?|users?|customers?|engineers?)\b"
+    r"|\b(?:slide|page|chapter|room|floor|version|step|level|week|sprint|gate|platform|seat|row|q)\s?\d+\b",
+    re.I,
+)
+_CORRECTION = re.compile(
+    r"^\s*(correction|corrected|update|updated|actually|change|changed|fix|new)\b\s*[:\-–]"
+    r"|\b(correction|actually|no longer|changed to|changed from|moved to|is now|are now|now is|"
+    r"instead of|switched to|rescheduled|postponed to|replaced by|not anymore|turns out)\b",
+    re.I,
+)
+
+
+def concept_tags(text: str) -> frozenset[str]:
+    """Names, identifiers, hashtags, dates and amounts in ``text`` (normalised, lower case)."""
+    tags: set[str] = set()
+    for m in _IDENT.finditer(text):
+        tags.add(m.group(0).lower())
+    for m in _HASHTAG.finditer(text):
+        tags.add("#" + m.group(1).lower())
+    for m in _MONTH_DATE.finditer(text):
+        tags.add(re.sub(r"\s+", " ", m.group(0).lower().replace(".", "")))
+    for m in _AMOUNT.finditer(text):
+        tags.add(re.sub(r"\s+", "", m.group(0).lower()))
+    for m in _COUNTED.finditer(text):
+        tags.add(re.sub(r"\s+", " ", m.group(0).lower()))
+    for m in _CAP_SEQ.finditer(text):
+        start = m.start()
+        before = text[:start].rstrip()
+        sentence_start = (not before or before[-1] in ".!?:\"'") and not _ABBREV.search(before)
+        phrase = m.group(1)
+        parts = phrase.split()
+        if sentence_start:
+            parts = parts[1:]  # the first word of a sentence is capitalised anyway
+        parts = [p for p in parts if p.lower() not in _NOT_NAMES and p not in _CURRENCIES]
+        while parts and (parts[0].lower() in STOPWORDS or parts[0].lower() in MONTHS):
+            parts = parts[1:]
+        while parts and (parts[-1].lower() in STOPWORDS or parts[-1].lower() in MONTHS):
+            parts = parts[:-1]
+        if parts:
+            tags.add(re.sub(r"['’]s$", "", " ".join(parts).lower()))
+    return frozenset(t for t in tags if t)
+
+
+def richness(text: str) -> float:
+    """Concept-tag density: tags per content word, saturating at one tag per four words."""
+    tokens = content_tokens(text)
+    if not tokens:
+        return 0.0
+    return min(1.0, len(concept_tags(text)) / max(1.0, 0.25 * len(tokens)))
+
+
+def topic_terms(text: str) -> frozenset[str]:
+    """Concept tags plus content words of four letters or more (stemmed)."""
+    terms = {stem(w) for w in words(text) if len(w) >= 4 and w not in STOPWORDS and not w[0].isdigit()}
+    return frozenset(terms | concept_tags(text))
+
+
+def is_correction(text: str) -> bool:
+    return bool(_CORRECTION.search(text))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One snippet as REM sees it."""
+
+    key: str
+    day: dt.date
+    text: str
+    terms: frozenset[str]
+
+
+@dataclass
+class Theme:
+    tag: str
+    days: int
+    entries: int
+    keys: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {"tag": self.tag, "days": self.days, "entries": self.entries, "keys": self.keys[:20]}
+
+
+def find_themes(entries: Iterable[Entry], *, min_days: int, min_entries: int, limit: int) -> list[Theme]:
+    """Topic terms that keep surfacing across entries and days, strongest first."""
+    days: dict[str, set[dt.date]] = defaultdict(set)
+    keys: dict[str, list[str]] = defaultdict(list)
+    for e in entries:
+        for t in e.terms:
+            days[t].add(e.day)
+            if e.key not in keys[t]:
+                keys[t].append(e.key)
+    themes = [
+        Theme(t, len(days[t]), len(keys[t]), keys[t])
+        for t in days
+        if len(days[t]) >= min_days and len(keys[t]) >= min_entries
+    ]
+    themes.sort(key=lambda th: (-th.days * th.entries, -th.entries, th.tag))
+    # a tag contained in a stronger tag ("brandt" in "elena brandt") adds nothing
+    kept: list[Theme] = []
+    for th in themes:
+        if any(th.tag != k.tag and th.tag in k.tag.split() and set(th.keys) <= set(k.keys) for k in kept):
+            continue
+        kept.append(th)
+    return kept[:limit]
+
+
+@dataclass(frozen=True)
+class Correction:
+    earlier: str
+    later: str
+    shared: tuple[str, ...]
+
+
+def find_corrections(entries: list[Entry], candidates: dict[str, Entry]) -> list[Correction]:
+    """Later entries with correction wording that revise an earlier candidate (pure): they share
+    two topic terms and some wording, and the later one brings a value the earlier one lacks (a
+    name, date, time or amount) — restating a correction is not a new correction."""
+    by_term: dict[str, set[str]] = defaultdict(set)
+    for key, c in candidates.items():
+        for t in c.terms:
+            by_term[t].add(key)
+    out: list[Correction] = []
+    for e in entries:
+        if not is_correction(e.text):
+            continue
+        e_tokens = similarity_tokens(_CORRECTION.sub(" ", e.text))
+        e_tags = concept_tags(e.text)
+        seen: dict[str, int] = defaultdict(int)
+        for t in e.terms:
+            for key in by_term.get(t, ()):
+                seen[key] += 1
+        for key, shared in seen.items():
+            c = candidates[key]
+            if key == e.key or shared < 2 or c.day >= e.day:
+                continue
+            c_tokens = similarity_tokens(c.text)
+            sim = jaccard(e_tokens, c_tokens)
+            if sim < 0.2 or sim >= 0.8 or not (e_tags - concept_tags(c.text)):
+                continue
+            out.append(Correction(key, e.key, tuple(sorted(c.terms & e.terms))))
+    return out
