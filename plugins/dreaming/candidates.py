@@ -26,7 +26,15 @@ from typing import Any
 from lifelong.errors import LifelongError
 from lifelong.workspace import daily_date
 
-from .snippets import ParseStats, Snippet, content_tokens, jaccard, parse_snippets, similarity_tokens
+from .snippets import (
+    ParseStats,
+    Snippet,
+    content_tokens,
+    jaccard,
+    parse_snippets,
+    similarity_tokens,
+    text_key,
+)
 
 STATUSES = ("staged", "promoted", "dropped", "blocked", "evicted", "superseded", "expired")
 REVIVABLE = ("dropped", "expired")
@@ -149,6 +157,11 @@ class Vocabulary:
         self.n += 1
         self.df.update(tokens)
 
+    def add_text(self, text: str, heading: str) -> None:
+        """Count one note line (its words and its section heading's), once per distinct line."""
+        section = heading.split(" > ")[-1] if heading else ""
+        self.add(text_key(f"{section}\n{text}"), content_tokens(text) | content_tokens(section))
+
     def idf(self, token: str) -> float:
         d = self.df.get(token, 0)
         return math.log(1.0 + self.n / d) if d else 0.0
@@ -230,13 +243,14 @@ def credit_search(
     - a line covering far fewer of the query's words than the best line of the search (below
       ``relative`` x the best coverage) is an incidental match, not what was looked up;
     - of two credited lines that say nearly the same thing (Jaccard >= ``sibling``: last week's
-      plumber visit and today's), the one the retriever ranked higher keeps the credit."""
+      plumber visit and today's), the newer one keeps the credit (then the one ranked higher)."""
     here = {c.key for c in credits}
     exempt = {replaced_by[c.key] for c in credits if replaced_by.get(c.key) in here}
     credits = [c for c in credits if replaced_by.get(c.key) not in here]
     best = max((c.coverage for c in credits), default=0.0)
+    # newest first: asked again, the latest note about a recurring kind of thing is the one meant
     ranked = sorted(
-        credits, key=lambda c: (c.event[8], c.overlap, c.snippet.day or dt.date.min), reverse=True
+        credits, key=lambda c: (c.snippet.day or dt.date.min, c.event[8], c.overlap), reverse=True
     )
     kept: list[Credit] = []
     kept_tokens: list[frozenset[str]] = []
@@ -547,14 +561,14 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
             continue
         report.events_counted += 1
         groups[(ev[5], ev[6], ev[7], ev[3])].append(ev)
-    for rel in {g[0] for g in groups}:
+    for rel in sorted({g[0] for g in groups}):
         reader.snippets(rel)
     vocab = Vocabulary()
     for snippets in reader.cache.values():
         for s in snippets or []:
-            vocab.add(s.key, frozenset().union(*attribution_tokens(s)))
+            vocab.add_text(s.text, s.heading)
     for c in pool.candidates.values():
-        vocab.add(c.key, content_tokens(f"{c.heading.split(' > ')[-1]} {c.text}"))
+        vocab.add_text(c.text, c.heading)
     replaced_by = {
         k: c.superseded_by for k, c in pool.candidates.items() if c.status == "superseded" and c.superseded_by
     }

@@ -196,7 +196,7 @@ def find_corrections(entries: list[Entry], candidates: dict[str, Entry]) -> list
         for t in e.terms:
             for key in by_term.get(t, ()):
                 seen[key] += 1
-        for key, shared in seen.items():
+        for key, shared in sorted(seen.items()):
             c = candidates[key]
             if key == e.key or shared < 2 or c.day >= e.day:
                 continue
