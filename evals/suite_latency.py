@@ -121,6 +121,18 @@ def report(results: dict[str, Any]) -> str:
             f"{_pp(r['rest_of_pipeline'])} | {r['validity']['overhead_p50_ms']:+.2f} | {r['vector_recall@10']:.3f} | "
             f"{_pp(r['auto_sync_check'])} | {r['cold_first_search_ms']} |"
         )
+    if any("hybrid_warm" in r for r in results["by_size"].values()):
+        lines += [
+            "",
+            "Hybrid search, first pass over the queries (cold OS page cache) vs the later repetitions (warm), "
+            "ms p50 / p95: "
+            + "; ".join(
+                f"{int(n):,}: first {_pp(r['hybrid_first_pass'])}, warm {_pp(r['hybrid_warm'])}"
+                for n, r in results["by_size"].items()
+                if "hybrid_warm" in r
+            )
+            + ".",
+        ]
     lines += [
         "",
         "Incremental reindex after appending one line to today's daily (model loaded), ms p50 / p95:",
