@@ -484,7 +484,7 @@ def stress_vector_recall(
     vecs = np.vstack([gen.block(s, min(n, s + BLOCK)) for s in range(0, n, BLOCK)])
     centroid = vecs[:CENTROID_SAMPLE].mean(axis=0).astype(np.float32)
     codes = pack_codes(vecs, centroid)
-    matrix = CodeMatrix("stress", np.arange(n, dtype=np.int64), np.ascontiguousarray(codes.T))
+    matrix = CodeMatrix("stress", 0, np.arange(n, dtype=np.int64), np.ascontiguousarray(codes.T))
     del codes
     rng = np.random.default_rng([seed, 9])
     sources = rng.choice(n, size=min(n_queries, n), replace=False)
@@ -516,8 +516,16 @@ def _time_searches(searcher: Any, requests: list[Any], reps: int) -> tuple[list[
             t0 = time.perf_counter()
             outcome = searcher.search(req)
             times.append((time.perf_counter() - t0) * 1000)
-            legs.append(outcome.legs)
+            legs.append({**outcome.legs, "result_ids": [c.chunk_id for c in outcome.results]})
     return times, legs
+
+
+def _source_rate(queries: list[tuple[str, np.ndarray, int]], legs: list[dict[str, Any]]) -> float:
+    """Share of queries whose source chunk is among the results (a quality guard for the speed
+    settings: a faster leg that loses the answer shows here). Sources with a closed validity
+    interval (5%) cannot appear in mode current, so the ceiling is about 0.95."""
+    hits = [src in lg["result_ids"] for (_, _, src), lg in zip(queries, legs, strict=False)]
+    return round(float(np.mean(hits)), 4) if hits else float("nan")
 
 
 def _profile_top(searcher: Any, requests: list[Any], limit: int = 10) -> list[dict[str, Any]]:
@@ -591,6 +599,7 @@ def measure(
                 ]
             )
             out["candidates"] = percentiles([lg["fts_hits"] + lg["vector_hits"] for lg in legs])
+            out["source_in_results"] = _source_rate(queries, legs)
             log(f"    hybrid p50 {out['hybrid']['p50']} ms p95 {out['hybrid']['p95']} ms")
             # validity filter: mode all (no predicate) vs current ---------------------------------
             all_requests = [SearchRequest(q, query_vector=v, mode="all", **shape) for q, v, _ in queries]
@@ -641,8 +650,9 @@ def measure(
         try:
             searcher = Searcher(service.index_for(host.ctx))
             requests = [SearchRequest(q, **shape) for q, _, _ in queries]
-            t_fts, _ = _time_searches(searcher, requests, reps)
+            t_fts, legs_fts = _time_searches(searcher, requests, reps)
             out["fts_only"] = percentiles(t_fts)
+            out["fts_only_source_in_results"] = _source_rate(queries, legs_fts)
         finally:
             host.close()
         out["reindex"] = measure_reindex(corpus, reps=max(3, reps * 2), log=log)

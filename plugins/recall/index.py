@@ -13,6 +13,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import stat
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -27,9 +28,20 @@ from lifelong.errors import InputError, LifelongError
 from lifelong.workspace import Workspace, daily_date, find_regions, read_text_file, split_frontmatter
 
 from .chunking import chunk_markdown
-from .vectors import CENTROID_KEY, CENTROID_MIN_VECTORS, CODES, codes_from_rows, pack_codes, to_blob
+from .vectors import (
+    CENTROID_KEY,
+    CENTROID_MIN_VECTORS,
+    CODES,
+    CodeDelta,
+    CodeMatrix,
+    codes_from_rows,
+    pack_codes,
+    to_blob,
+)
 
 GENERATED_FILES = ("DREAMS.md",)
+EPOCH_KEY = "vector_epoch"
+CODE_LOG_KEEP = 200_000  # code_log rows kept: a process further behind reloads every code
 GENERATED_DIRS = ("memory/dreaming/", ".lifelong/")
 
 
@@ -87,34 +99,82 @@ def is_generated_path(relpath: str) -> bool:
     return relpath in GENERATED_FILES or relpath.startswith(GENERATED_DIRS)
 
 
-def scan_workspace(ws: Workspace, extra_paths: Iterable[str] = ()) -> dict[str, tuple[Path, str]]:
-    """Source markdown files: relpath -> (absolute path, corpus). Skips hidden folders, the
-    suite's generated outputs and symlinks that leave the workspace."""
-    found: dict[str, tuple[Path, str]] = {}
+@dataclass(frozen=True)
+class ScannedFile:
+    """A source file found by the scan, with what its stat said."""
 
-    def consider(path: Path, corpus: str) -> None:
-        if path.suffix.lower() != ".md" or not path.is_file():
+    path: str  # absolute
+    corpus: str
+    mtime: float
+    size: int
+
+
+def scan_workspace(ws: Workspace, extra_paths: Iterable[str] = ()) -> dict[str, ScannedFile]:
+    """Source markdown files: relpath -> ScannedFile. Skips hidden folders, the suite's
+    generated outputs and symlinks that leave the workspace.
+
+    Runs before every search (the auto-sync check), so it costs one ``os.scandir`` per folder
+    and one ``lstat`` per file (cached by the directory entry); only symlinks are resolved."""
+    root = str(ws.root)
+    prefix = root + os.sep
+    found: dict[str, ScannedFile] = {}
+
+    def inside(real: str) -> str | None:
+        return real[len(prefix) :].replace(os.sep, "/") if real.startswith(prefix) else None
+
+    def add(rel: str, abspath: str, corpus: str, st: os.stat_result) -> None:
+        if rel in found or is_generated_path(rel):
             return
-        try:
-            rel = ws.relpath(path) if not path.is_symlink() else ws.relpath(ws.resolve(path))
-        except (ValueError, LifelongError):
+        if any(part.startswith(".") for part in rel.split("/")[:-1]):
+            return
+        found[rel] = ScannedFile(abspath, corpus, st.st_mtime, st.st_size)
+
+    def add_link(abspath: str, corpus: str) -> None:
+        real = os.path.realpath(abspath)
+        rel = inside(real)
+        if rel is None:
             return  # a symlink leaving the workspace
-        if is_generated_path(rel) or any(part.startswith(".") for part in rel.split("/")[:-1]):
+        try:
+            st = os.stat(real)
+        except OSError:
+            return  # dangling (editors' lock files are such links)
+        if stat.S_ISREG(st.st_mode):
+            add(rel, real, corpus, st)
+
+    def walk(folder: str, relbase: str, corpus: str) -> None:
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
             return
-        found.setdefault(rel, (ws.root / rel, corpus))
+        for entry in entries:
+            name = entry.name
+            try:
+                if entry.is_symlink():
+                    if name.lower().endswith(".md"):
+                        add_link(entry.path, corpus)
+                elif entry.is_dir():
+                    if not name.startswith("."):
+                        walk(entry.path, f"{relbase}{name}/", corpus)
+                elif name.lower().endswith(".md") and entry.is_file():
+                    add(relbase + name, entry.path, corpus, entry.stat(follow_symlinks=False))
+            except OSError:
+                continue  # vanished between listing and stat
 
     mem = ws.memory_file
-    if mem.exists():
-        consider(mem, "memory")
+    if mem.is_symlink():
+        add_link(str(mem), "memory")
+    elif mem.is_file():
+        add(mem.name, str(mem), "memory", mem.stat())
     for folder, corpus in ((ws.memory_dir, "memory"), (ws.wiki_dir, "wiki")):
-        if folder.is_dir():
-            for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-                for name in sorted(filenames):
-                    consider(Path(dirpath) / name, corpus)
+        real = os.path.realpath(folder)
+        rel = inside(real)
+        if rel is not None and os.path.isdir(real):
+            walk(real, rel + "/", corpus)
     for pattern in extra_paths:
         for path in sorted(ws.root.glob(pattern)):
-            consider(path, "memory")
+            if path.suffix.lower() == ".md":
+                add_link(str(path), "memory")  # resolved: a folder link on the way may leave
     return found
 
 
@@ -162,6 +222,7 @@ class RecallIndex:
         self.store = ctx.store
         self.config = config
         self._embedder_failed: str | None = None
+        self._stats_cache: tuple[tuple[int, int], dict[str, tuple[float, int]]] | None = None
 
     # meta -----------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
@@ -205,32 +266,37 @@ class RecallIndex:
         indexed = self.indexed_files() if indexed is None else indexed
         disk: dict[str, FileState] = {}
         paths: dict[str, Path] = {}
-        for rel, (path, corpus) in scan_workspace(self.ws, self.config.get("extra_paths", [])).items():
-            try:
-                st = path.stat()
-            except OSError:
-                continue
+        for rel, found in scan_workspace(self.ws, self.config.get("extra_paths", [])).items():
             prev = indexed.get(rel)
-            sha = prev.sha256 if prev and prev.mtime == st.st_mtime and prev.size == st.st_size else None
-            if sha is None:
-                sha = sha256_file(path)
-            disk[rel] = FileState(st.st_mtime, st.st_size, sha, corpus)
-            paths[rel] = path
+            same_stat = prev is not None and prev.mtime == found.mtime and prev.size == found.size
+            try:
+                sha = prev.sha256 if same_stat and prev is not None else sha256_file(Path(found.path))
+            except OSError:
+                continue  # vanished since the scan
+            disk[rel] = FileState(found.mtime, found.size, sha, found.corpus)
+            paths[rel] = Path(found.path)
         return disk, paths
+
+    def _indexed_stats(self) -> dict[str, tuple[float, int]]:
+        """path -> (mtime, size) of the files table, cached until the database changes
+        (``PRAGMA data_version`` moves on another connection's commit, ``total_changes`` on
+        this connection's writes)."""
+        conn = self.store.conn
+        version = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        cached = self._stats_cache
+        if cached is None or cached[0] != version:
+            stats = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime, size FROM files")}
+            cached = self._stats_cache = (version, stats)
+        return cached[1]
 
     def needs_sync(self) -> bool:
         """Cheap check: does any source file differ from the index by path, mtime or size?"""
-        indexed = self.indexed_files()
+        indexed = self._indexed_stats()
         scanned = scan_workspace(self.ws, self.config.get("extra_paths", []))
-        if set(scanned) != set(indexed):
+        if len(scanned) != len(indexed):
             return True
-        for rel, (path, _corpus) in scanned.items():
-            try:
-                st = path.stat()
-            except OSError:
-                return True
-            prev = indexed[rel]
-            if prev.mtime != st.st_mtime or prev.size != st.st_size:
+        for rel, found in scanned.items():
+            if indexed.get(rel) != (found.mtime, found.size):
                 return True
         return self.meta("embedder") != self.embedder_id(self.embedder) and self.embedder is not None
 
@@ -254,6 +320,7 @@ class RecallIndex:
                     conn.execute("DELETE FROM chunk_vectors")
                     conn.execute("DELETE FROM chunk_codes")
                     self.set_meta(CENTROID_KEY, None)
+                    self._new_epoch()
                 for rel in plan.deleted:
                     report.chunks_removed += self._delete_file(rel)
                 changed = list(plan.new) + list(plan.modified)
@@ -267,11 +334,12 @@ class RecallIndex:
                     pending.extend(to_embed)
                     if error:
                         report.skipped[rel] = error
-                for rel in plan.unchanged:
-                    st = disk[rel]
-                    conn.execute(
-                        "UPDATE files SET mtime = ?, size = ? WHERE path = ?", (st.mtime, st.size, rel)
-                    )
+                for rel in plan.unchanged:  # same bytes, new stat (a touch, a copy): remember it
+                    st, prev = disk[rel], indexed[rel]
+                    if (st.mtime, st.size) != (prev.mtime, prev.size):
+                        conn.execute(
+                            "UPDATE files SET mtime = ?, size = ? WHERE path = ?", (st.mtime, st.size, rel)
+                        )
                 if stale_vectors or force:
                     done = {p[0] for p in pending}
                     pending.extend(
@@ -287,6 +355,9 @@ class RecallIndex:
                 self.set_meta("embedder", self.embedder_id(embedder) if report.vectors == "ok" else None)
                 if vec_changed or stale_vectors or force:
                     self.set_meta("generation", uuid.uuid4().hex)
+                conn.execute(  # searching processes patch from the recent log, or reload
+                    "DELETE FROM code_log WHERE seq <= (SELECT max(seq) FROM code_log) - ?", (CODE_LOG_KEEP,)
+                )
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -303,6 +374,7 @@ class RecallIndex:
             conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ((i,) for i in ids))
             conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ((i,) for i in ids))
             conn.executemany("DELETE FROM chunk_codes WHERE chunk_id = ?", ((i,) for i in ids))
+            conn.executemany("INSERT INTO code_log(chunk_id, op) VALUES (?, 0)", ((i,) for i in ids))
             conn.execute("DELETE FROM chunks WHERE path = ?", (rel,))
         conn.execute("DELETE FROM files WHERE path = ?", (rel,))
         return len(ids)
@@ -466,9 +538,16 @@ class RecallIndex:
             "INSERT OR REPLACE INTO chunk_codes(chunk_id, code) VALUES (?, ?)",
             [(cid, codes[i].tobytes()) for i, (cid, _) in enumerate(rows)],
         )
+        conn.executemany("INSERT INTO code_log(chunk_id, op) VALUES (?, 1)", ((cid,) for cid, _ in rows))
+
+    def _new_epoch(self) -> None:
+        """Every code changes (new centroid, full re-embed): caches reload instead of patching."""
+        self.store.conn.execute("DELETE FROM code_log")
+        self.set_meta(EPOCH_KEY, uuid.uuid4().hex)
 
     def _recode_all(self, centroid: np.ndarray) -> None:
         conn = self.store.conn
+        self._new_epoch()
         rows = conn.execute("SELECT chunk_id, embedding FROM chunk_vectors").fetchall()
         if not rows:
             return
@@ -501,14 +580,48 @@ class RecallIndex:
         raw = self.meta(CENTROID_KEY)
         return np.frombuffer(bytes.fromhex(raw), dtype=np.float32) if raw else None
 
-    def code_matrix(self):  # noqa: ANN201
-        generation = self.meta("generation") or "0"
+    def code_matrix(self) -> CodeMatrix:
+        """The code matrix of this index, from the per-process cache: patched with the
+        ``code_log`` entries since the cached copy, or loaded whole (first use, new epoch, log
+        pruned). Read in one transaction, so a concurrent sync is seen entirely or not at all."""
+        conn = self.store.conn
+        with self.store.lock:
+            return self._code_matrix(conn)
 
-        def load() -> tuple[np.ndarray, np.ndarray]:
-            rows = self.store.conn.execute(
-                "SELECT chunk_id, code FROM chunk_codes ORDER BY chunk_id"
-            ).fetchall()
-            words = (len(rows[0][1]) // 8) if rows else 6
-            return codes_from_rows(rows, words)
+    def _code_matrix(self, conn: Any) -> CodeMatrix:
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")
+        try:
+            epoch = self.meta(EPOCH_KEY) or "0"
+            seq = conn.execute("SELECT coalesce(max(seq), 0) FROM code_log").fetchone()[0]
 
-        return CODES.get(str(self.store.path), generation, load)
+            def load() -> tuple[np.ndarray, np.ndarray]:
+                rows = conn.execute("SELECT chunk_id, code FROM chunk_codes ORDER BY chunk_id").fetchall()
+                return codes_from_rows(rows, (len(rows[0][1]) // 8) if rows else 6)
+
+            def changes_since(after: int) -> CodeDelta | None:
+                first = conn.execute("SELECT min(seq) FROM code_log").fetchone()[0]
+                if first is None or first > after + 1:
+                    return None  # pruned past what the cache holds
+                ops: dict[int, int] = {}
+                for cid, op in conn.execute(
+                    "SELECT chunk_id, op FROM code_log WHERE seq > ? AND seq <= ? ORDER BY seq", (after, seq)
+                ):
+                    ops[cid] = op
+                added = [cid for cid, op in ops.items() if op == 1]
+                rows = []
+                for i in range(0, len(added), 500):
+                    part = added[i : i + 500]
+                    q = ",".join("?" * len(part))
+                    rows += conn.execute(
+                        f"SELECT chunk_id, code FROM chunk_codes WHERE chunk_id IN ({q})", part
+                    ).fetchall()
+                words = (len(rows[0][1]) // 8) if rows else 6
+                ids, codes = codes_from_rows(sorted(rows), words)
+                return np.fromiter(ops, dtype=np.int64, count=len(ops)), ids, codes
+
+            return CODES.get(str(self.store.path), epoch, seq, load, changes_since)
+        finally:
+            if own:
+                conn.execute("COMMIT")

@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 WORD_RE = re.compile(r"[\w][\w'’-]*[\w]|[\w]", re.UNICODE)
 
@@ -75,19 +76,44 @@ UNIT_RE = re.compile(r"\w+(?:[-_./:'’]\w+)*", re.UNICODE)
 PART_RE = re.compile(r"\w+", re.UNICODE)
 
 
-def fts_query(
+@dataclass(frozen=True)
+class FtsPlan:
+    """How the lexical leg asks FTS5 (see ``fts_plan``)."""
+
+    match: str  # every kept term, OR-ed
+    quorum: str | None = None  # chunks holding at least two of the rarest terms
+    quorum_divisor: int = 1  # FTS5's bm25 counts a chunk matching m terms m-1 times over
+    fill: str | None = None  # the rarest terms within the postings budget, OR-ed
+
+
+def _quote(unit: str) -> str:
+    return '"' + unit.replace('"', '""') + '"'
+
+
+def fts_plan(
     text: str,
     *,
     doc_freq: Callable[[list[str]], dict[str, int]] | None = None,
     total_docs: int = 0,
     max_df_ratio: float = 0.2,
     max_terms: int = 12,
-) -> str | None:
-    """An FTS5 MATCH expression: quoted units joined by OR. A unit is a word, or a joined
-    identifier such as ``TW-418`` or ``v2.3`` kept as a phrase (the FTS tokenizer splits it the
-    same way). Stopwords, terms absent from the index, and very-high-df terms are dropped (they
-    make OR queries ~100x slower and carry no signal); the rarest term is always kept. The rarest
-    ``max_terms`` survive. None when nothing is left."""
+    max_postings: int = 0,
+    quorum_terms: int = 6,
+) -> FtsPlan | None:
+    """The FTS5 MATCH expressions for a query. A unit is a word, or a joined identifier such as
+    ``TW-418`` or ``v2.3`` kept as a phrase (the FTS tokenizer splits it the same way).
+    Stopwords, terms absent from the index and very-high-df terms are dropped (they make OR
+    queries ~100x slower and carry no signal); the rarest term is always kept, and the rarest
+    ``max_terms`` survive. None when nothing is left.
+
+    FTS5 scores every chunk an OR query matches before it can rank them, so on a large index a
+    few mid-frequency terms cost 100+ ms. When the kept terms' summed document frequency exceeds
+    ``max_postings`` (> 0), the plan adds a quorum query, chunks holding at least two of the
+    ``quorum_terms`` rarest terms (any pair, AND-ed: FTS5 intersects doclists instead of scoring
+    every posting), whose bm25 counts a chunk matching m of those k terms m-1 times: divided by
+    k-1, a chunk holding them all scores as under OR and a partial match is discounted. Slots the
+    quorum leaves empty are filled from ``fill``: the rarest terms whose frequencies sum within
+    the budget (at least one), OR-ed."""
     units: dict[str, tuple[str, ...]] = {}
     for unit in UNIT_RE.findall(text):
         parts = tuple(p.lower() for p in PART_RE.findall(unit))
@@ -97,18 +123,34 @@ def fts_query(
     if not units:
         return None
     order = list(units)
-    if doc_freq is not None and total_docs >= 100:  # in a tiny index every term is "common"
-        df_parts = doc_freq(sorted({p for parts in units.values() for p in parts}))
-        df = {u: min(df_parts.get(p, 0) for p in parts) for u, parts in units.items()}
-        limit = max(1, int(total_docs * max_df_ratio))
-        present = [u for u in order if df[u] > 0]
-        if not present:
-            return None
-        kept = [u for u in present if df[u] <= limit] or [min(present, key=lambda u: df[u])]
-        order = sorted(kept, key=lambda u: df[u])[:max_terms]
-    else:
-        order = order[:max_terms]
-    return " OR ".join('"' + u.replace('"', '""') + '"' for u in order)
+    if doc_freq is None or total_docs < 100:  # in a tiny index every term is "common"
+        return FtsPlan(" OR ".join(_quote(u) for u in order[:max_terms]))
+    df_parts = doc_freq(sorted({p for parts in units.values() for p in parts}))
+    df = {u: min(df_parts.get(p, 0) for p in parts) for u, parts in units.items()}
+    limit = max(1, int(total_docs * max_df_ratio))
+    present = [u for u in order if df[u] > 0]
+    if not present:
+        return None
+    kept = [u for u in present if df[u] <= limit] or [min(present, key=lambda u: df[u])]
+    order = sorted(kept, key=lambda u: df[u])[:max_terms]
+    match = " OR ".join(_quote(u) for u in order)
+    if max_postings <= 0 or len(order) < 2 or sum(df[u] for u in order) <= max_postings:
+        return FtsPlan(match)
+    total, within = 0, []
+    for u in order:
+        total += df[u]
+        if within and total > max_postings:
+            break
+        within.append(u)
+    rare = order[: max(2, quorum_terms)]
+    pairs = " OR ".join(f"({_quote(a)} AND {_quote(b)})" for i, a in enumerate(rare) for b in rare[i + 1 :])
+    return FtsPlan(match, pairs, len(rare) - 1, " OR ".join(_quote(u) for u in within))
+
+
+def fts_query(text: str, **kwargs: Any) -> str | None:
+    """The plain OR expression of ``fts_plan`` (its ``match``)."""
+    plan = fts_plan(text, **kwargs)
+    return plan.match if plan else None
 
 
 @dataclass

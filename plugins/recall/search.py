@@ -18,7 +18,7 @@ import numpy as np
 from lifelong.errors import InputError
 
 from .index import RecallIndex, is_generated_path
-from .scoring import Candidate, bm25_score, centred_cosine, decay_factor, fts_query, hybrid_score, mmr
+from .scoring import Candidate, bm25_score, centred_cosine, decay_factor, fts_plan, hybrid_score, mmr
 from .vectors import pack_codes
 
 MODES = ("current", "valid-at", "all")
@@ -144,50 +144,85 @@ class Searcher:
         return _total_docs_cache[key]
 
     def fts_leg(self, req: SearchRequest, where: str, params: list[Any], limit: int) -> dict[int, float]:
-        match = fts_query(
+        plan = fts_plan(
             req.query,
             doc_freq=self._doc_freq,
             total_docs=self._total_docs(),
             max_df_ratio=self.config["fts_max_df_ratio"],
+            max_postings=self.config["fts_max_postings"],
         )
-        if match is None:
+        if plan is None:
             return {}
-        # FTS5 answers "ORDER BY rank LIMIT n" on the bare table without scoring every match
+        if plan.quorum is None:
+            return dict(self._fts_rows(plan.match, where, params, limit))
+        ranks = {
+            cid: rank / plan.quorum_divisor for cid, rank in self._fts_rows(plan.quorum, where, params, limit)
+        }
+        if len(ranks) < limit and plan.fill:
+            for cid, rank in self._fts_rows(plan.fill, where, params, limit):
+                if len(ranks) >= limit:
+                    break
+                ranks.setdefault(cid, rank)
+        return ranks
+
+    def _fts_rows(self, match: str, where: str, params: list[Any], limit: int) -> list[tuple[int, float]]:
+        # FTS5 answers "ORDER BY rank LIMIT n" on the bare table without sorting every match
         # (rank is bm25 with the heading column at half weight, configured in tables.py); the
         # validity and corpus predicates are applied to that best-first window, which widens
         # until enough rows pass or the matches run out.
         window = limit * 4
         while True:
-            sql = (
-                "SELECT c.id, f.rank FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? "
-                f"ORDER BY rank LIMIT ?) AS f JOIN chunks c ON c.id = f.rowid WHERE {where} ORDER BY f.rank LIMIT ?"
-            )
-            rows = self.conn.execute(sql, [match, window, *params, limit]).fetchall()
-            if len(rows) >= limit or window >= self._total_docs():
-                return {cid: rank for cid, rank in rows}
+            best = self.conn.execute(
+                "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
+                [match, window],
+            ).fetchall()
+            passing = {
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT c.id FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?)) AND {where}",
+                    [json.dumps([r[0] for r in best]), *params],
+                )
+            }
+            rows = [r for r in best if r[0] in passing][:limit]
+            if len(rows) >= limit or len(best) < window:
+                return rows
             window *= 8
 
     def vector_leg(self, qvec: np.ndarray, where: str, params: list[Any], limit: int) -> dict[int, float]:
+        """The ``pool`` nearest codes, re-ranked exactly by cosine (reading only their vectors),
+        then the validity and corpus predicates checked best-first in batches; the pool widens
+        when the predicates remove too many."""
         matrix = self.index.code_matrix()
-        n = matrix.ids.shape[0]
+        n = matrix.size
         if n == 0:
             return {}
         pool = max(self.config["vector_pool"], limit * 10)
         qcode = pack_codes(qvec[None, :].astype(np.float32), self.index.centroid())[0]
-        out: dict[int, float] = {}
         while True:
             ids = matrix.nearest(qcode, pool)
             rows = self.conn.execute(
-                f"SELECT c.id, v.embedding FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id "
-                f"WHERE v.chunk_id IN (SELECT value FROM json_each(?)) AND {where}",
-                [json.dumps(ids.tolist()), *params],
+                "SELECT chunk_id, embedding FROM chunk_vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
+                [json.dumps(ids.tolist())],
             ).fetchall()
+            out: dict[int, float] = {}
             if rows:
                 vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
                 sims = vecs @ qvec
-                order = np.argsort(-sims)[:limit]
-                out = {rows[i][0]: float(sims[i]) for i in order}
-            if len(out) >= limit or pool >= n:
+                ranked = [(rows[i][0], float(sims[i])) for i in np.argsort(-sims)]
+                step = max(2 * limit, 16)
+                for start in range(0, len(ranked), step):
+                    batch = ranked[start : start + step]
+                    ok = {
+                        r[0]
+                        for r in self.conn.execute(
+                            f"SELECT c.id FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?)) AND {where}",
+                            [json.dumps([cid for cid, _ in batch]), *params],
+                        )
+                    }
+                    out.update((cid, sim) for cid, sim in batch if cid in ok)
+                    if len(out) >= limit:
+                        return dict(list(out.items())[:limit])
+            if pool >= n:
                 return out
             pool = min(n, pool * 4)  # the filters removed too many: widen the coarse pool
 

@@ -109,3 +109,15 @@ def m002_fts_rank(db):  # noqa: ANN001
     """Make FTS5's rank column bm25 with the heading column at half weight, so searches can use
     FTS5's fast ORDER BY rank LIMIT path."""
     db.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5)')")
+
+
+@migrations()
+def m003_code_log(db):  # noqa: ANN001
+    """A log of chunk codes added and removed by each sync, so a searching process patches the
+    code matrix it holds in memory instead of reloading every code (see ``vectors.py``)."""
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS code_log (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            chunk_id INTEGER NOT NULL,
+            op INTEGER NOT NULL            -- 1: code added or replaced, 0: removed
+        )""")

@@ -1,7 +1,16 @@
 from __future__ import annotations
 
 from lifelong_plugins.recall.chunking import chunk_markdown, estimate_tokens
-from lifelong_plugins.recall.scoring import Candidate, bm25_score, decay_factor, fts_query, hybrid_score, mmr
+from lifelong_plugins.recall.scoring import (
+    Candidate,
+    FtsPlan,
+    bm25_score,
+    decay_factor,
+    fts_plan,
+    fts_query,
+    hybrid_score,
+    mmr,
+)
 
 DOC = """# Day
 
@@ -126,3 +135,41 @@ def test_decay_floor_and_cosine_centring() -> None:
     assert abs(centred_cosine(0.835, 0.78) - 0.5) < 1e-9
     assert centred_cosine(0.4, 0.0) == 0.4  # no background known: the raw cosine
     assert centred_cosine(None, 0.78) is None
+
+
+def test_fts_plan_adds_a_quorum_and_a_budgeted_fill_only_when_postings_exceed_the_budget() -> None:
+    df = {"venue": 3000, "offsite": 40_000, "projector": 9000, "tw": 20, "418": 20}
+    freq = lambda ts: {t: df.get(t, 0) for t in ts}  # noqa: E731
+    text = "offsite venue projector TW-418"
+    small = fts_plan(text, doc_freq=freq, total_docs=1_000_000, max_postings=100_000)
+    assert small == FtsPlan('"tw 418" OR "venue" OR "projector" OR "offsite"')  # 52,040 postings
+    big = fts_plan(text, doc_freq=freq, total_docs=1_000_000, max_postings=15_000, quorum_terms=3)
+    assert big is not None and big.match == small.match
+    assert big.quorum == '("tw 418" AND "venue") OR ("tw 418" AND "projector") OR ("venue" AND "projector")'
+    assert big.quorum_divisor == 2
+    assert big.fill == '"tw 418" OR "venue" OR "projector"'  # 20 + 3000 + 9000 <= 15000
+    only = fts_plan("offsite", doc_freq=freq, total_docs=1_000_000, max_postings=15_000)
+    assert only == FtsPlan('"offsite"')  # one term: nothing to pair, kept even over the budget
+
+
+def test_quorum_rank_over_divisor_equals_or_rank_for_full_matches() -> None:
+    """The property the quorum relies on, checked against FTS5 itself: bm25 of the any-pair
+    query counts a chunk matching m of the k terms m-1 times."""
+    import sqlean
+
+    conn = sqlean.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    docs = ["alpha beta", "alpha beta gamma", "alpha", "gamma delta", "beta gamma alpha alpha"]
+    docs += [f"filler words {i}" for i in range(40)]
+    conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(docs, 1))
+    df = {"alpha": 4, "beta": 3, "gamma": 3, "delta": 1}
+    plan = fts_plan(
+        "alpha beta gamma", doc_freq=lambda ts: {t: df.get(t, 0) for t in ts}, total_docs=1000, max_postings=5
+    )
+    assert plan is not None and plan.quorum is not None and plan.quorum_divisor == 2
+    plain = dict(conn.execute("SELECT rowid, rank FROM t WHERE t MATCH ?", (plan.match,)).fetchall())
+    quorum = dict(conn.execute("SELECT rowid, rank FROM t WHERE t MATCH ?", (plan.quorum,)).fetchall())
+    assert set(quorum) == {1, 2, 5}  # at least two of the three terms
+    for rowid, matched in ((1, 2), (2, 3), (5, 3)):
+        assert abs(quorum[rowid] - (matched - 1) * plain[rowid]) < 1e-9
+    assert abs(quorum[2] / plan.quorum_divisor - plain[2]) < 1e-9  # a full match scores as under OR

@@ -284,3 +284,40 @@ def test_cli_index_search_get(make_workspace) -> None:
     assert out.exit_code == 1 and "outside the workspace" in out.output
     out = runner.invoke(cli, [*base, "search", "x", "--mode", "valid-at"])
     assert out.exit_code == 1 and "needs as_of" in out.output
+
+
+def test_scan_follows_links_only_inside_the_workspace_and_notices_a_touch(make_host, tmp_path: Path) -> None:
+    from lifelong_plugins.recall.index import scan_workspace
+
+    outside_dir = tmp_path / "elsewhere"
+    outside_dir.mkdir()
+    (outside_dir / "leak.md").write_text("- outside\n")
+    host = make_host(
+        {**FILES, "memory/.drafts/hidden.md": "- hidden\n", "notes/linked.md": "- linked note\n"}
+    )
+    root = host.workspace.root
+    (root / "memory" / "alias.md").symlink_to(root / "notes" / "linked.md")  # inside: real path
+    (root / "memory" / "out").symlink_to(outside_dir, target_is_directory=True)  # folder link: not walked
+    (root / "memory" / "dangling.md").symlink_to(root / "nowhere.md")
+    (root / "memory" / "README.txt").write_text("not markdown")
+    scanned = scan_workspace(host.workspace)
+    assert set(scanned) == {
+        "MEMORY.md",
+        "memory/2026-03-04.md",
+        "memory/2026-03-20.md",
+        "memory/2025-12-01.md",
+        "notes/linked.md",
+        "wiki/offsite.md",
+    }
+    assert scanned["notes/linked.md"].corpus == "memory" and scanned["wiki/offsite.md"].corpus == "wiki"
+    daily = root / "memory/2026-03-04.md"
+    assert scanned["memory/2026-03-04.md"].size == daily.stat().st_size
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW):
+        idx.sync()
+        assert not idx.needs_sync()
+        os.utime(daily, (daily.stat().st_atime, daily.stat().st_mtime + 60))  # a touch: same bytes
+        assert idx.needs_sync()
+        r = idx.sync()
+        assert not r.plan.changed and r.embedded == 0
+        assert not idx.needs_sync()  # the new stat was remembered
