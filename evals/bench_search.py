@@ -528,6 +528,20 @@ def _source_rate(queries: list[tuple[str, np.ndarray, int]], legs: list[dict[str
     return round(float(np.mean(hits)), 4) if hits else float("nan")
 
 
+def _leg_source_rate(searcher: Any, queries: list[tuple[str, np.ndarray, int]]) -> float:
+    """Share of queries whose source chunk is in the lexical leg's candidate pool (the
+    ``max_results x candidate_multiplier`` best by bm25, mode all)."""
+    cfg = searcher.config
+    pool = cfg["max_results"] * cfg["candidate_multiplier"]
+    from lifelong_plugins.recall.search import SearchRequest
+
+    hits = []
+    for q, _, src in queries:
+        req = SearchRequest(q)
+        hits.append(src in searcher.fts_leg(req, "1", [], pool))
+    return round(float(np.mean(hits)), 4) if hits else float("nan")
+
+
 def _profile_top(searcher: Any, requests: list[Any], limit: int = 10) -> list[dict[str, Any]]:
     prof = cProfile.Profile()
     prof.enable()
@@ -653,6 +667,18 @@ def measure(
             t_fts, legs_fts = _time_searches(searcher, requests, reps)
             out["fts_only"] = percentiles(t_fts)
             out["fts_only_source_in_results"] = _source_rate(queries, legs_fts)
+            out["fts_leg_source_in_pool"] = _leg_source_rate(searcher, queries)
+        finally:
+            host.close()
+        # the lexical leg without the quorum (plain OR of every kept term), for comparison ------
+        host = _host(
+            corpus.root, {"embedding": {"provider": "none"}, "plugins": {"recall": {"fts_max_postings": 0}}}
+        )
+        try:
+            searcher = Searcher(service.index_for(host.ctx))
+            _, legs_or = _time_searches(searcher, requests, reps)
+            out["fts_leg_plain_or"] = percentiles([lg["fts_ms"] for lg in legs_or])
+            out["fts_leg_plain_or_source_in_pool"] = _leg_source_rate(searcher, queries)
         finally:
             host.close()
         out["reindex"] = measure_reindex(corpus, reps=max(3, reps * 2), log=log)

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -45,8 +45,7 @@ CODE_LOG_KEEP = 200_000  # code_log rows kept: a process further behind reloads 
 GENERATED_DIRS = ("memory/dreaming/", ".lifelong/")
 
 
-@dataclass(frozen=True)
-class FileState:
+class FileState(NamedTuple):
     mtime: float
     size: int
     sha256: str | None = None
@@ -142,9 +141,11 @@ def scan_workspace(ws: Workspace, extra_paths: Iterable[str] = ()) -> dict[str, 
             add(rel, real, corpus, st)
 
     def walk(folder: str, relbase: str, corpus: str) -> None:
+        if relbase.startswith(GENERATED_DIRS):
+            return
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = list(it)
         except OSError:
             return
         for entry in entries:
@@ -157,7 +158,10 @@ def scan_workspace(ws: Workspace, extra_paths: Iterable[str] = ()) -> dict[str, 
                     if not name.startswith("."):
                         walk(entry.path, f"{relbase}{name}/", corpus)
                 elif name.lower().endswith(".md") and entry.is_file():
-                    add(relbase + name, entry.path, corpus, entry.stat(follow_symlinks=False))
+                    rel = relbase + name  # hidden and generated folders were not entered
+                    if rel not in found and rel not in GENERATED_FILES:
+                        st = entry.stat(follow_symlinks=False)
+                        found[rel] = ScannedFile(entry.path, corpus, st.st_mtime, st.st_size)
             except OSError:
                 continue  # vanished between listing and stat
 
@@ -256,25 +260,29 @@ class RecallIndex:
     # scanning -------------------------------------------------------------------------------
     def indexed_files(self) -> dict[str, FileState]:
         return {
-            r[0]: FileState(r[1], r[2], r[3], r[4])
+            r[0]: FileState(*r[1:])
             for r in self.store.execute("SELECT path, mtime, size, sha256, corpus FROM files")
         }
 
     def disk_state(
         self, indexed: dict[str, FileState] | None = None
-    ) -> tuple[dict[str, FileState], dict[str, Path]]:
+    ) -> tuple[dict[str, FileState], dict[str, str]]:
+        """What is on disk: relpath -> FileState (the checksum is read only for a file whose
+        stat differs from the index), and relpath -> absolute path."""
         indexed = self.indexed_files() if indexed is None else indexed
         disk: dict[str, FileState] = {}
-        paths: dict[str, Path] = {}
+        paths: dict[str, str] = {}
         for rel, found in scan_workspace(self.ws, self.config.get("extra_paths", [])).items():
             prev = indexed.get(rel)
-            same_stat = prev is not None and prev.mtime == found.mtime and prev.size == found.size
-            try:
-                sha = prev.sha256 if same_stat and prev is not None else sha256_file(Path(found.path))
-            except OSError:
-                continue  # vanished since the scan
-            disk[rel] = FileState(found.mtime, found.size, sha, found.corpus)
-            paths[rel] = Path(found.path)
+            if prev is not None and prev.mtime == found.mtime and prev.size == found.size:
+                disk[rel] = prev if prev.corpus == found.corpus else prev._replace(corpus=found.corpus)
+            else:
+                try:
+                    sha = sha256_file(Path(found.path))
+                except OSError:
+                    continue  # vanished since the scan
+                disk[rel] = FileState(found.mtime, found.size, sha, found.corpus)
+            paths[rel] = found.path
         return disk, paths
 
     def _indexed_stats(self) -> dict[str, tuple[float, int]]:
@@ -329,7 +337,7 @@ class RecallIndex:
                     if progress:
                         progress("chunk", n + 1, len(changed))
                     report.chunks_removed += self._delete_file(rel)
-                    added, to_embed, error = self._index_file(rel, paths[rel], disk[rel])
+                    added, to_embed, error = self._index_file(rel, Path(paths[rel]), disk[rel])
                     report.chunks_added += added
                     pending.extend(to_embed)
                     if error:

@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 WORD_RE = re.compile(r"[\w][\w'’-]*[\w]|[\w]", re.UNICODE)
 
 STOPWORDS = frozenset(
@@ -31,7 +33,7 @@ def tokens(text: str) -> list[str]:
 
 
 def token_set(text: str) -> frozenset[str]:
-    return frozenset(t for t in tokens(text) if t not in STOPWORDS)
+    return frozenset(WORD_RE.findall(text.lower())) - STOPWORDS
 
 
 def bm25_score(rank: float) -> float:
@@ -195,6 +197,24 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if (a or b) else 0.0
 
 
+def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
+    """Pairwise ``jaccard`` of token sets, as a float64 matrix (one incidence-matrix product
+    instead of n^2/2 set operations; the same values)."""
+    vocab: dict[str, int] = {}
+    rows: list[int] = []
+    cols: list[int] = []
+    for i, tokens_ in enumerate(sets):
+        for t in tokens_:
+            rows.append(i)
+            cols.append(vocab.setdefault(t, len(vocab)))
+    incidence = np.zeros((len(sets), max(1, len(vocab))), dtype=np.float64)
+    incidence[rows, cols] = 1.0
+    inter = incidence @ incidence.T
+    sizes = incidence.sum(axis=1)
+    union = sizes[:, None] + sizes[None, :] - inter
+    return np.where(union > 0, inter / np.maximum(union, 1.0), 1.0)
+
+
 def mmr(
     candidates: Sequence[Candidate], *, lam: float, limit: int, drop_above: float = 0.85
 ) -> list[Candidate]:
@@ -204,22 +224,23 @@ def mmr(
     (an overlapping chunk or a copied paragraph). Picks keep their original score.
 
     Each candidate's highest similarity to the picks so far is kept up to date as picks are
-    added, so the cost is O(limit x candidates) similarity computations."""
+    added, so the cost is O(limit x candidates) over one precomputed similarity matrix."""
     pool = sorted(candidates, key=lambda c: c.score, reverse=True)
-    sets = [token_set(c.text) for c in pool]
-    max_sim = [0.0] * len(pool)
-    alive = list(range(len(pool)))
+    if not pool:
+        return []
+    sim = jaccard_matrix([token_set(c.text) for c in pool])
+    scores = np.array([c.score for c in pool], dtype=np.float64)
+    max_sim = np.zeros(len(pool), dtype=np.float64)
+    alive = np.ones(len(pool), dtype=bool)
     picked: list[Candidate] = []
     penalties: list[float] = []
-    while alive and len(picked) < limit:
-        best = max(alive, key=lambda i: lam * pool[i].score - (1 - lam) * max_sim[i])
-        alive.remove(best)
+    while alive.any() and len(picked) < limit:
+        value = np.where(alive, lam * scores - (1 - lam) * max_sim, -np.inf)
+        best = int(np.argmax(value))  # the first of equals, as the candidates are ordered
+        alive[best] = False
         if picked and max_sim[best] >= drop_above:
             continue
         picked.append(pool[best])
-        penalties.append(max_sim[best])
-        for i in alive:
-            sim = jaccard(sets[i], sets[best])
-            if sim > max_sim[i]:
-                max_sim[i] = sim
+        penalties.append(float(max_sim[best]))
+        np.maximum(max_sim, sim[best], out=max_sim)
     return [replace(c, mmr_penalty=p) for c, p in zip(picked, penalties, strict=True)]

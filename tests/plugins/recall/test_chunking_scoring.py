@@ -173,3 +173,34 @@ def test_quorum_rank_over_divisor_equals_or_rank_for_full_matches() -> None:
     for rowid, matched in ((1, 2), (2, 3), (5, 3)):
         assert abs(quorum[rowid] - (matched - 1) * plain[rowid]) < 1e-9
     assert abs(quorum[2] / plan.quorum_divisor - plain[2]) < 1e-9  # a full match scores as under OR
+
+
+def test_mmr_matches_the_plain_set_based_algorithm() -> None:
+    """The matrix-based MMR picks exactly what the textbook loop over set Jaccard picks."""
+    import random
+
+    from lifelong_plugins.recall.scoring import jaccard, token_set
+
+    def reference(cands, lam, limit, drop_above):  # noqa: ANN001, ANN202
+        pool = sorted(cands, key=lambda c: c.score, reverse=True)
+        sets = [token_set(c.text) for c in pool]
+        max_sim, alive, picked = [0.0] * len(pool), list(range(len(pool))), []
+        while alive and len(picked) < limit:
+            best = max(alive, key=lambda i: lam * pool[i].score - (1 - lam) * max_sim[i])
+            alive.remove(best)
+            if picked and max_sim[best] >= drop_above:
+                continue
+            picked.append((pool[best].chunk_id, max_sim[best]))
+            for i in alive:
+                max_sim[i] = max(max_sim[i], jaccard(sets[i], sets[best]))
+        return picked
+
+    rng = random.Random(4)
+    words = [f"w{i}" for i in range(40)] + ["the", "and"]
+    for trial in range(30):
+        cands = [
+            _cand(i, " ".join(rng.choices(words, k=rng.randint(0, 12))), round(rng.random(), 2))
+            for i in range(rng.randint(1, 40))
+        ]
+        got = [(c.chunk_id, c.mmr_penalty) for c in mmr(cands, lam=0.7, limit=10, drop_above=0.6)]
+        assert got == reference(cands, 0.7, 10, 0.6), trial
