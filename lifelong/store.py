@@ -40,6 +40,11 @@ def _load_vec(conn: Any) -> str | None:
         return None
 
 
+# 64 MB of page cache per connection (allocated as used): FTS5 ranking reads a docsize row per
+# match, and the default 2 MB made a 100k-chunk lexical query ~30% slower
+CACHE_PRAGMA = "PRAGMA cache_size = -65536"
+
+
 class Store:
     """One open index database."""
 
@@ -53,9 +58,12 @@ class Store:
         if self.path is not None:
             self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn.execute(CACHE_PRAGMA)
         self.conn.execute("PRAGMA foreign_keys = ON")
         self.db = sqlite_utils.Database(self.conn)
         self.lock = threading.RLock()
+        self._reader: Any = None
+        self.reader_lock = threading.Lock()  # one statement at a time on the reader
 
     @property
     def vec_available(self) -> bool:
@@ -88,5 +96,23 @@ class Store:
                 continue
         return out
 
+    def reader(self) -> Any:
+        """A second connection to the same file, for reads that run beside this one in another
+        thread (WAL lets readers run concurrently; it sees committed data only). None for an
+        in-memory store. Use it under ``reader_lock``."""
+        if self.path is None:
+            return None
+        with self.lock:
+            if self._reader is None:
+                conn = sqlean.connect(str(self.path), check_same_thread=False, timeout=30.0)
+                conn.execute("PRAGMA busy_timeout = 30000")
+                conn.execute(CACHE_PRAGMA)
+                self._reader = conn
+            return self._reader
+
     def close(self) -> None:
+        with self.lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
         self.conn.close()

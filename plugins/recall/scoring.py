@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -199,18 +200,16 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
     """Pairwise ``jaccard`` of token sets, as a float64 matrix (one incidence-matrix product
-    instead of n^2/2 set operations; the same values)."""
+    instead of n^2/2 set operations; the same values: the counts are exact in float32)."""
     vocab: dict[str, int] = {}
-    rows: list[int] = []
-    cols: list[int] = []
-    for i, tokens_ in enumerate(sets):
-        for t in tokens_:
-            rows.append(i)
-            cols.append(vocab.setdefault(t, len(vocab)))
-    incidence = np.zeros((len(sets), max(1, len(vocab))), dtype=np.float64)
-    incidence[rows, cols] = 1.0
-    inter = incidence @ incidence.T
-    sizes = incidence.sum(axis=1)
+    ids = [[vocab.setdefault(t, len(vocab)) for t in tokens_] for tokens_ in sets]
+    lengths = [len(x) for x in ids]
+    incidence = np.zeros((len(sets), max(1, len(vocab))), dtype=np.float32)
+    if vocab:
+        rows = np.repeat(np.arange(len(sets)), lengths)
+        incidence[rows, np.fromiter(chain.from_iterable(ids), dtype=np.intp, count=sum(lengths))] = 1.0
+    inter = (incidence @ incidence.T).astype(np.float64)
+    sizes = np.asarray(lengths, dtype=np.float64)
     union = sizes[:, None] + sizes[None, :] - inter
     return np.where(union > 0, inter / np.maximum(union, 1.0), 1.0)
 

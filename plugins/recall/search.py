@@ -10,6 +10,7 @@ import json
 import math
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -24,6 +25,7 @@ from .vectors import pack_codes
 MODES = ("current", "valid-at", "all")
 CORPORA = ("memory", "wiki", "all")
 _total_docs_cache: dict[tuple[str, str], int] = {}
+_LEGS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-fts")
 
 
 @dataclass(frozen=True)
@@ -130,55 +132,63 @@ class Searcher:
         self.conn = index.store.conn
 
     # legs -----------------------------------------------------------------------------------
-    def _doc_freq(self, terms: list[str]) -> dict[str, int]:
+    def _doc_freq(self, terms: list[str], conn: Any = None) -> dict[str, int]:
         q = ",".join("?" * len(terms))
         return {
             t: d
-            for t, d in self.conn.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({q})", terms)
+            for t, d in (conn or self.conn).execute(
+                f"SELECT term, doc FROM chunks_vocab WHERE term IN ({q})", terms
+            )
         }
 
-    def _total_docs(self) -> int:
-        key = (str(self.index.store.path), self.index.meta("generation") or "0")
+    def _total_docs(self, conn: Any = None) -> int:
+        conn = conn or self.conn
+        generation = conn.execute("SELECT value FROM index_meta WHERE key = 'generation'").fetchone()
+        key = (str(self.index.store.path), generation[0] if generation else "0")
         if key not in _total_docs_cache:
-            _total_docs_cache[key] = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            _total_docs_cache[key] = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         return _total_docs_cache[key]
 
-    def fts_leg(self, req: SearchRequest, where: str, params: list[Any], limit: int) -> dict[int, float]:
+    def fts_leg(
+        self, req: SearchRequest, where: str, params: list[Any], limit: int, conn: Any = None
+    ) -> dict[int, float]:
+        conn = conn or self.conn
         plan = fts_plan(
             req.query,
-            doc_freq=self._doc_freq,
-            total_docs=self._total_docs(),
+            doc_freq=lambda terms: self._doc_freq(terms, conn),
+            total_docs=self._total_docs(conn),
             max_df_ratio=self.config["fts_max_df_ratio"],
             max_postings=self.config["fts_max_postings"],
         )
         if plan is None:
             return {}
         if plan.quorum is None:
-            return dict(self._fts_rows(plan.match, where, params, limit))
-        ranks = {
-            cid: rank / plan.quorum_divisor for cid, rank in self._fts_rows(plan.quorum, where, params, limit)
-        }
+            return dict(self._fts_rows(conn, plan.match, where, params, limit))
+        quorum = self._fts_rows(conn, plan.quorum, where, params, limit)
+        ranks = {cid: rank / plan.quorum_divisor for cid, rank in quorum}
         if len(ranks) < limit and plan.fill:
-            for cid, rank in self._fts_rows(plan.fill, where, params, limit):
+            for cid, rank in self._fts_rows(conn, plan.fill, where, params, limit):
                 if len(ranks) >= limit:
                     break
                 ranks.setdefault(cid, rank)
         return ranks
 
-    def _fts_rows(self, match: str, where: str, params: list[Any], limit: int) -> list[tuple[int, float]]:
+    def _fts_rows(
+        self, conn: Any, match: str, where: str, params: list[Any], limit: int
+    ) -> list[tuple[int, float]]:
         # FTS5 answers "ORDER BY rank LIMIT n" on the bare table without sorting every match
         # (rank is bm25 with the heading column at half weight, configured in tables.py); the
         # validity and corpus predicates are applied to that best-first window, which widens
         # until enough rows pass or the matches run out.
         window = limit * 4
         while True:
-            best = self.conn.execute(
+            best = conn.execute(
                 "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
                 [match, window],
             ).fetchall()
             passing = {
                 r[0]
-                for r in self.conn.execute(
+                for r in conn.execute(
                     f"SELECT c.id FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?)) AND {where}",
                     [json.dumps([r[0] for r in best]), *params],
                 )
@@ -187,6 +197,17 @@ class Searcher:
             if len(rows) >= limit or len(best) < window:
                 return rows
             window *= 8
+
+    def _timed_fts_leg(
+        self, req: SearchRequest, where: str, params: list[Any], limit: int, reader: Any
+    ) -> tuple[dict[int, float], float]:
+        t0 = time.monotonic()
+        if reader is None:
+            out = self.fts_leg(req, where, params, limit)
+        else:
+            with self.index.store.reader_lock:
+                out = self.fts_leg(req, where, params, limit, reader)
+        return out, (time.monotonic() - t0) * 1000
 
     def vector_leg(self, qvec: np.ndarray, where: str, params: list[Any], limit: int) -> dict[int, float]:
         """The ``pool`` nearest codes, re-ranked exactly by cosine (reading only their vectors),
@@ -262,15 +283,19 @@ class Searcher:
         where, params = f"{vwhere} AND {cwhere}", [*vparams, *cparams]
         pool = req.max_results * cfg["candidate_multiplier"]
 
-        t0 = time.monotonic()
-        fts = self.fts_leg(req, where, params, pool)
-        legs["fts_ms"] = (time.monotonic() - t0) * 1000
         embedder = self.index.embedder
         qvec = None
         vec: dict[int, float] = {}
         have_vectors = embedder is not None and self.index.meta("embedder") == self.index.embedder_id(
             embedder
         )
+        # the lexical leg runs on the store's reader connection in another thread while this one
+        # embeds the query and runs the vector leg (SQLite and numpy release the GIL)
+        store = self.index.store
+        reader = store.reader() if have_vectors and cfg["parallel_legs"] else None
+        fts_job = _LEGS.submit(self._timed_fts_leg, req, where, params, pool, reader) if reader else None
+        if fts_job is None:
+            fts, legs["fts_ms"] = self._timed_fts_leg(req, where, params, pool, None)
         if have_vectors:
             t0 = time.monotonic()
             qvec = (
@@ -282,6 +307,9 @@ class Searcher:
             t0 = time.monotonic()
             vec = self.vector_leg(qvec, where, params, pool)
             legs["vector_ms"] = (time.monotonic() - t0) * 1000
+        if fts_job is not None:
+            fts, legs["fts_ms"] = fts_job.result()
+            legs["parallel_legs"] = True
         legs.update(fts_hits=len(fts), vector_hits=len(vec), vectors=have_vectors)
 
         ids = list(dict.fromkeys([*vec, *fts]))
