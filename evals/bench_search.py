@@ -27,18 +27,25 @@ Measured (clock pinned to "today" 18:00 UTC; each figure over ``queries x reps``
 
 - ``hybrid``: ``Searcher.search`` with the plugin's configured max_results and min_score, mode current,
   and the query vector given (``SearchRequest.query_vector``), so query embedding is excluded; its
-  legs' own times (``fts_ms``, ``vector_ms``) come from the search outcome. Over all repetitions;
+  legs' own times (``fts_ms``, ``vector_ms``; the lexical leg runs in parallel on a second
+  connection, so they overlap) come from the search outcome. Over all repetitions;
   ``hybrid_first_pass`` / ``hybrid_warm`` split off the first pass over the queries, which reads
   vectors and postings into the OS page cache (the verdict uses all repetitions);
+- ``source_in_results``: the share of queries whose source chunk is among the results (a quality
+  guard on the speed settings; ~5% of sources are superseded and cannot appear in mode current);
 - ``fts_only``: the same on a host with embedding provider ``none``;
+- ``fts_leg_plain_or`` / ``fts_leg_source_in_pool``: the lexical leg with ``fts_max_postings`` 0
+  (every kept term OR-ed) against the default (a quorum of term pairs when the postings exceed
+  the budget), time and how often the source chunk is in the leg's candidate pool;
 - ``validity``: hybrid with mode ``all`` (no validity predicate) vs ``current``;
-- ``auto_sync_check``: ``needs_sync()`` (stat of every source file), paid by every
+- ``auto_sync_check``: ``needs_sync()`` (scandir + stat of every source file), paid by every
   ``memory_search`` tool call before the search itself;
 - ``vector_recall@10``: the vector leg (binary coarse pass + exact re-rank) against exact brute
   force cosine over every stored vector;
 - ``reindex``: append one line to today's daily and run the sync (``lifelong index``), the
-  embedding model already loaded; then the first search after it (it reloads the code matrix);
-- ``cold_code_matrix_ms``: the first search of a process (loads every code from SQLite);
+  embedding model already loaded, with the embedding share reported apart; then the first
+  search after it (it patches the in-memory code matrix from ``code_log``);
+- ``cold_first_search_ms``: the first search of a process (loads every code from SQLite);
 - a cProfile of the hybrid searches of the largest size: the functions that dominate.
 """
 

@@ -321,3 +321,36 @@ def test_scan_follows_links_only_inside_the_workspace_and_notices_a_touch(make_h
         r = idx.sync()
         assert not r.plan.changed and r.embedded == 0
         assert not idx.needs_sync()  # the new stat was remembered
+
+
+def test_parallel_legs_give_the_same_results_as_sequential_ones(make_host) -> None:
+    from lifelong.host import Host
+    from lifelong.workspace import Workspace
+
+    files = {
+        **FILES,
+        **{
+            f"memory/2026-02-{d:02d}.md": f"# Day {d}\n\n- venue call {d}, pitch note {d}\n"
+            for d in range(1, 29)
+        },
+    }
+    host = make_host(files)
+    queries = ["Boltenhagen offsite", "pitch demo", "TW-418 sync bug", "venue call 12", "Tidewater Labs"]
+    with clock.pinned(NOW):
+        service.index_for(host.ctx).sync()
+        parallel = {q: search(host, q, min_score=0) for q in queries}
+        cfg = host.workspace.config_path
+        cfg.write_text(cfg.read_text() + "\nplugins:\n  recall: {parallel_legs: false}\n")
+        seq_host = Host(Workspace(host.workspace.root))
+        try:
+            for q in queries:
+                req = service.make_request(seq_host.ctx, query=q, min_score=0)
+                outcome = service.run_search(seq_host.ctx, req)
+                assert "parallel_legs" not in outcome.legs
+                assert [(c.path, c.start_line, round(c.score, 9)) for c in outcome.results] == [
+                    (c.path, c.start_line, round(c.score, 9)) for c in parallel[q]
+                ]
+            req = service.make_request(host.ctx, query="pitch demo")
+            assert service.run_search(host.ctx, req).legs.get("parallel_legs") is True
+        finally:
+            seq_host.close()
