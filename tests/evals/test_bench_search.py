@@ -44,7 +44,11 @@ def test_bench_figures(small_bench: tuple[dict[str, Any], Path]) -> None:
     figures = results["by_size"]["2000"]
     assert figures["hybrid"]["n"] == 10 and figures["fts_only"]["n"] == 10
     assert figures["vector_recall@10"] >= 0.9
-    assert set(figures["vector_recall_stress"]["recall@10_by_pool"]) == {"400", "1000", "2000", "4000"}
-    assert figures["vector_recall_stress"]["recall@10_by_pool"]["4000"] == 1.0  # pool >= corpus: exact
+    stress = figures["vector_recall_stress"]
+    assert set(stress["recall@10_by_pool"]) == {"200", "400", "1000", "2000"}
+    assert stress["recall@10_by_pool"]["2000"] == 1.0  # pool >= corpus: exact
+    assert set(stress["recall@10_shortlist"]) == {"2000->200", "4000->400", "8000->1000"}
+    assert stress["recall@10_shortlist"]["2000->200"] >= stress["recall@10_by_pool"]["200"]
+    assert 0.0 <= figures["source_in_results"] <= 1.0 and figures["fts_leg_plain_or"]["n"] == 10
     assert figures["reindex"]["embedded_chunks_per_sync"] == [1]
     assert any(p["function"].endswith("(search)") for p in figures["profile_hybrid"])

@@ -126,3 +126,27 @@ def test_smallest_selects_the_k_smallest_distances() -> None:
         got = smallest(dist, k)
         assert len(got) == min(n, k) == len(set(got.tolist()))
         assert sorted(dist[got].tolist()) == sorted(dist.tolist())[: min(n, k)]
+
+
+def test_shortlist_ranks_by_the_float_query_against_the_sign_codes() -> None:
+    rng = np.random.default_rng(12)
+    centres = rng.normal(size=(30, 384)).astype(np.float32)
+    vecs = centres[rng.integers(0, 30, size=6000)] + 0.6 * rng.normal(size=(6000, 384)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    centroid = vecs.mean(axis=0)
+    codes = pack_codes(vecs, centroid)
+    matrix = CodeMatrix("e", 0, np.arange(6000, dtype=np.int64), np.ascontiguousarray(codes.T))
+    signs = np.where(vecs - centroid > 0, 1.0, -1.0).astype(np.float32)
+    hits_short, hits_hamming = [], []
+    for _ in range(20):
+        q = vecs[rng.integers(0, 6000)] + 0.3 * rng.normal(size=384).astype(np.float32)
+        q /= np.linalg.norm(q)
+        qcode = pack_codes(q[None, :], centroid)[0]
+        got = matrix.shortlist(qcode, q - centroid, coarse=600, pool=50)
+        coarse = matrix.nearest(qcode, 600)
+        expect = coarse[np.argsort(-(signs[coarse] @ (q - centroid)))[:50]]  # +-1 code . centred query
+        assert sorted(got.tolist()) == sorted(expect.tolist())
+        exact = set(np.argsort(-(vecs @ q))[:10].tolist())
+        hits_short.append(len(exact & set(got.tolist())))
+        hits_hamming.append(len(exact & set(matrix.nearest(qcode, 50).tolist())))
+    assert sum(hits_short) > sum(hits_hamming)  # same exact re-rank budget, better candidates
