@@ -35,6 +35,12 @@ def _dot(rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", rows, vector.astype(rows.dtype, copy=False))
 
 
+def _passing(conn: Any, ids: list[int], where: str, params: list[Any]) -> set[int]:
+    """Which of these chunk ids pass the validity and corpus predicates."""
+    sql = f"SELECT c.id FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?)) AND {where}"
+    return {r[0] for r in conn.execute(sql, [json.dumps(ids), *params])}
+
+
 @dataclass(frozen=True)
 class SearchRequest:
     query: str
@@ -193,13 +199,7 @@ class Searcher:
                 "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
                 [match, window],
             ).fetchall()
-            passing = {
-                r[0]
-                for r in conn.execute(
-                    f"SELECT c.id FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?)) AND {where}",
-                    [json.dumps([r[0] for r in best]), *params],
-                )
-            }
+            passing = _passing(conn, [r[0] for r in best], where, params)
             rows = [r for r in best if r[0] in passing][:limit]
             if len(rows) >= limit or len(best) < window:
                 return rows
@@ -242,13 +242,7 @@ class Searcher:
                 step = max(2 * limit, 16)
                 for start in range(0, len(ranked), step):
                     batch = ranked[start : start + step]
-                    ok = {
-                        r[0]
-                        for r in self.conn.execute(
-                            f"SELECT c.id FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?)) AND {where}",
-                            [json.dumps([cid for cid, _ in batch]), *params],
-                        )
-                    }
+                    ok = _passing(self.conn, [cid for cid, _ in batch], where, params)
                     out.update((cid, sim) for cid, sim in batch if cid in ok)
                     if len(out) >= limit:
                         return dict(list(out.items())[:limit])
