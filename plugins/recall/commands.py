@@ -94,8 +94,9 @@ def _watch(host: Any, idx: Any) -> None:
             if changed["flag"]:
                 changed["flag"] = False
                 time.sleep(0.2)  # let an editor finish its write-then-rename
-                if idx.needs_sync():
-                    _print_report(idx.sync())
+                report = idx.sync_if_changed()
+                if report is not None:
+                    _print_report(report)
     except KeyboardInterrupt:
         pass
     finally:

@@ -265,14 +265,17 @@ class RecallIndex:
         }
 
     def disk_state(
-        self, indexed: dict[str, FileState] | None = None
+        self, indexed: dict[str, FileState] | None = None, scanned: dict[str, ScannedFile] | None = None
     ) -> tuple[dict[str, FileState], dict[str, str]]:
         """What is on disk: relpath -> FileState (the checksum is read only for a file whose
-        stat differs from the index), and relpath -> absolute path."""
+        stat differs from the index), and relpath -> absolute path. ``scanned``: a scan just
+        made (a file changed since is caught by the next check, its stat no longer matching)."""
         indexed = self.indexed_files() if indexed is None else indexed
+        if scanned is None:
+            scanned = self.scan()
         disk: dict[str, FileState] = {}
         paths: dict[str, str] = {}
-        for rel, found in scan_workspace(self.ws, self.config.get("extra_paths", [])).items():
+        for rel, found in scanned.items():
             prev = indexed.get(rel)
             if prev is not None and prev.mtime == found.mtime and prev.size == found.size:
                 disk[rel] = prev if prev.corpus == found.corpus else prev._replace(corpus=found.corpus)
@@ -297,10 +300,13 @@ class RecallIndex:
             cached = self._stats_cache = (version, stats)
         return cached[1]
 
-    def needs_sync(self) -> bool:
+    def scan(self) -> dict[str, ScannedFile]:
+        return scan_workspace(self.ws, self.config.get("extra_paths", []))
+
+    def needs_sync(self, scanned: dict[str, ScannedFile] | None = None) -> bool:
         """Cheap check: does any source file differ from the index by path, mtime or size?"""
         indexed = self._indexed_stats()
-        scanned = scan_workspace(self.ws, self.config.get("extra_paths", []))
+        scanned = self.scan() if scanned is None else scanned
         if len(scanned) != len(indexed):
             return True
         for rel, found in scanned.items():
@@ -308,14 +314,23 @@ class RecallIndex:
                 return True
         return self.meta("embedder") != self.embedder_id(self.embedder) and self.embedder is not None
 
+    def sync_if_changed(self) -> SyncReport | None:
+        """The auto-sync before a search: one scan serves both the check and the sync."""
+        scanned = self.scan()
+        return self.sync(scanned=scanned) if self.needs_sync(scanned) else None
+
     # syncing --------------------------------------------------------------------------------
     def sync(
-        self, *, force: bool = False, progress: Callable[[str, int, int], None] | None = None
+        self,
+        *,
+        force: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
+        scanned: dict[str, ScannedFile] | None = None,
     ) -> SyncReport:
         started = time.monotonic()
         with self.store.lock:
             indexed = self.indexed_files()
-            disk, paths = self.disk_state(indexed)
+            disk, paths = self.disk_state(indexed, scanned)
             embedder = self.embedder
             # vectors of another provider/model (or none yet) are rebuilt for every chunk
             stale_vectors = embedder is not None and self.meta("embedder") != self.embedder_id(embedder)

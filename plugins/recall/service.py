@@ -25,8 +25,8 @@ def index_for(ctx: Any) -> RecallIndex:
 
 def ensure_synced(ctx: Any) -> None:
     idx = index_for(ctx)
-    if idx.config["auto_sync"] and idx.needs_sync():
-        idx.sync()
+    if idx.config["auto_sync"]:
+        idx.sync_if_changed()
 
 
 def run_search(ctx: Any, request: SearchRequest, *, sync: bool = True) -> SearchOutcome:

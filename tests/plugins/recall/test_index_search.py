@@ -354,3 +354,24 @@ def test_parallel_legs_give_the_same_results_as_sequential_ones(make_host) -> No
             assert service.run_search(host.ctx, req).legs.get("parallel_legs") is True
         finally:
             seq_host.close()
+
+
+def test_auto_sync_scans_once_per_search(make_host, monkeypatch) -> None:
+    from lifelong_plugins.recall import index as index_module
+
+    host = make_host(FILES)
+    idx = service.index_for(host.ctx)
+    scans = []
+    real_scan = index_module.scan_workspace
+    monkeypatch.setattr(index_module, "scan_workspace", lambda *a, **k: scans.append(1) or real_scan(*a, **k))
+    with clock.pinned(NOW):
+        idx.sync()
+        with open(host.workspace.root / "memory/2026-03-20.md", "a") as fh:
+            fh.write("- Added: the projector needs HDMI.\n")
+        scans.clear()
+        hits = search(host, "projector HDMI")  # the tool path: check, sync, search
+        assert len(scans) == 1
+        assert hits and hits[0].path == "memory/2026-03-20.md"
+        scans.clear()
+        search(host, "projector HDMI")  # nothing changed: one scan, no sync
+        assert len(scans) == 1 and not idx.needs_sync()
