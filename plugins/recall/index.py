@@ -227,6 +227,7 @@ class RecallIndex:
         self.config = config
         self._embedder_failed: str | None = None
         self._stats_cache: tuple[tuple[int, int], dict[str, tuple[float, int]]] | None = None
+        self._centroid: tuple[str, np.ndarray] | None = None
 
     # meta -----------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
@@ -600,8 +601,13 @@ class RecallIndex:
         return None if vecs is None else vecs.mean(axis=0)
 
     def centroid(self) -> np.ndarray | None:
+        """The stored centroid, parsed once per value (every search reads it twice)."""
         raw = self.meta(CENTROID_KEY)
-        return np.frombuffer(bytes.fromhex(raw), dtype=np.float32) if raw else None
+        if not raw:
+            return None
+        if self._centroid is None or self._centroid[0] != raw:
+            self._centroid = (raw, np.frombuffer(bytes.fromhex(raw), dtype=np.float32))
+        return self._centroid[1]
 
     def code_matrix(self) -> CodeMatrix:
         """The code matrix of this index, from the per-process cache: patched with the
@@ -633,13 +639,10 @@ class RecallIndex:
                 ):
                     ops[cid] = op
                 added = [cid for cid, op in ops.items() if op == 1]
-                rows = []
-                for i in range(0, len(added), 500):
-                    part = added[i : i + 500]
-                    q = ",".join("?" * len(part))
-                    rows += conn.execute(
-                        f"SELECT chunk_id, code FROM chunk_codes WHERE chunk_id IN ({q})", part
-                    ).fetchall()
+                rows = conn.execute(
+                    "SELECT chunk_id, code FROM chunk_codes WHERE chunk_id IN (SELECT value FROM json_each(?))",
+                    [json.dumps(added)],
+                ).fetchall()
                 words = (len(rows[0][1]) // 8) if rows else 6
                 ids, codes = codes_from_rows(sorted(rows), words)
                 return np.fromiter(ops, dtype=np.int64, count=len(ops)), ids, codes

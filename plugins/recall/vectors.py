@@ -109,11 +109,10 @@ class CodeMatrix:
 
     def _nearest(self, query_code: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Ids and code rows (k, w) of the ``k`` live codes nearest ``query_code``."""
-        n = self.ids.shape[0]
         dist = hamming(self.words, query_code)
         if self.dead.size:
             dist[self.dead] = FAR
-        pos = smallest(dist, k) if k < n else np.arange(n)
+        pos = smallest(dist, k)
         ids, dist, rows = self.ids[pos], dist[pos], self.words[:, pos].T
         if self.tail_ids.size and self.tail_words is not None:
             ids = np.concatenate([ids, self.tail_ids])
