@@ -80,6 +80,7 @@ SUPERSEDED_FRACTION = 0.05
 TODAY = dt.date(2026, 3, 1)
 NOW = dt.datetime(2026, 3, 1, 18, 0, tzinfo=dt.UTC)
 CENTROID_SAMPLE = 20_000
+REINDEX_REPS = 20  # appends per size: today's daily grows from 8 to 48 lines, past one chunk
 TARGETS = {
     "p95_ms_at_100k": 20.0,
     "p95_ms_at_1m": 100.0,
@@ -605,7 +606,12 @@ def _profile_top(searcher: Any, requests: list[Any], limit: int = 10) -> list[di
 
 
 def measure(
-    corpus: Corpus, *, reps: int, log: Callable[[str], None], profile: bool = False
+    corpus: Corpus,
+    *,
+    reps: int,
+    log: Callable[[str], None],
+    profile: bool = False,
+    reindex_reps: int = REINDEX_REPS,
 ) -> dict[str, Any]:
     from lifelong_plugins.recall import service
     from lifelong_plugins.recall.search import Searcher, SearchRequest
@@ -716,7 +722,7 @@ def measure(
             out["fts_leg_plain_or_source_in_pool"] = _leg_source_rate(searcher, queries)
         finally:
             host.close()
-        out["reindex"] = measure_reindex(corpus, reps=max(3, reps * 2), log=log)
+        out["reindex"] = measure_reindex(corpus, reps=reindex_reps, log=log)
     return out
 
 
@@ -790,6 +796,7 @@ def run_bench(
     seed: int,
     n_queries: int,
     reps: int,
+    reindex_reps: int = REINDEX_REPS,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     results: dict[str, Any] = {
@@ -797,6 +804,7 @@ def run_bench(
         "seed": seed,
         "queries": n_queries,
         "reps": reps,
+        "reindex_reps": reindex_reps,
         "targets": TARGETS,
         "by_size": {},
     }
@@ -806,7 +814,9 @@ def run_bench(
         log(
             f"    {'reused' if corpus.reused else 'built'} in {corpus.build_s:.0f} s ({corpus.db_bytes / 2**20:.0f} MB)"
         )
-        results["by_size"][str(n)] = measure(corpus, reps=reps, log=log, profile=(n == max(sizes)))
+        results["by_size"][str(n)] = measure(
+            corpus, reps=reps, log=log, profile=(n == max(sizes)), reindex_reps=reindex_reps
+        )
     results["verdict"] = verdict(results)
     return results
 
@@ -861,13 +871,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated chunk counts")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--reindex-reps", type=int, default=REINDEX_REPS, help="appends measured per size (each one synced)"
+    )
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = parser.parse_args(argv)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
-    results = run_bench(sizes, cache_dir=args.cache, seed=args.seed, n_queries=args.queries, reps=args.reps)
+    results = run_bench(
+        sizes,
+        cache_dir=args.cache,
+        seed=args.seed,
+        n_queries=args.queries,
+        reps=args.reps,
+        reindex_reps=args.reindex_reps,
+    )
     print_results(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))

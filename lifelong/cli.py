@@ -166,7 +166,11 @@ def status_data(host: Host) -> dict[str, Any]:
             "vector_search": "sqlite-vec" if store.vec_available else "numpy",
             "tables": store.table_counts(),
         },
-        "embedding": {"provider": emb.get("provider", "local"), "model": emb.get("model")},
+        "embedding": {
+            "provider": emb.get("provider", "local"),
+            "model": emb.get("model"),
+            "engine": emb.get("engine", "float32") if emb.get("provider", "local") == "local" else None,
+        },
         "warnings": [],
         "faults": host.faults,
     }
@@ -209,7 +213,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
     )
     for name, count in sorted(idx["tables"].items()):
         console.print(f"  {name}: {count}")
-    console.print(f"embedding: {data['embedding']['provider']} {data['embedding']['model'] or ''}".rstrip())
+    emb = data["embedding"]
+    engine = f" (engine {emb['engine']})" if emb.get("engine") else ""
+    console.print(f"embedding: {emb['provider']} {emb['model'] or ''}".rstrip() + engine)
     for w in data["warnings"]:
         console.print(f"[yellow]warning:[/] {w}")
     for f in data["faults"]:

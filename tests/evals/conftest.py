@@ -149,6 +149,6 @@ def small_bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any
 
     cache = tmp_path_factory.mktemp("bench-cache")
     results = bench_search.run_bench(
-        [2000], cache_dir=cache, seed=5, n_queries=10, reps=1, log=lambda m: None
+        [2000], cache_dir=cache, seed=5, n_queries=10, reps=1, reindex_reps=3, log=lambda m: None
     )
     return results, cache / "bench" / "n2000-s5"
