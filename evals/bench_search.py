@@ -30,7 +30,9 @@ Measured (clock pinned to "today" 18:00 UTC; each figure over ``queries x reps``
   legs' own times (``fts_ms``, ``vector_ms``; the lexical leg runs in parallel on a second
   connection, so they overlap) come from the search outcome. Over all repetitions;
   ``hybrid_first_pass`` / ``hybrid_warm`` split off the first pass over the queries, which reads
-  vectors and postings into the OS page cache (the verdict uses all repetitions);
+  vectors and postings into the OS page cache; the verdict judges the targets over all
+  repetitions and, apart (``*_warm``), over the warm ones. How cold the first pass is depends on
+  what the machine kept cached; ``--drop-caches`` empties the page cache first (Linux, root);
 - ``source_in_results``: the share of queries whose source chunk is among the results (a quality
   guard on the speed settings; ~5% of sources are superseded and cannot appear in mode current);
 - ``fts_only``: the same on a host with embedding provider ``none``;
@@ -422,6 +424,17 @@ def _reset_today(root: Path) -> None:
         host.close()
 
 
+def drop_page_cache(log: Callable[[str], None]) -> bool:
+    """Write back and drop the OS page cache (Linux, as root); False when that is not allowed."""
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("1\n")
+        return True
+    except OSError as exc:
+        log(f"    page cache not dropped ({exc.strerror or exc}); the first pass reads what is cached")
+        return False
+
+
 def make_queries(n: int, seed: int, count: int) -> list[tuple[str, np.ndarray, int]]:
     """``count`` queries drawn from random chunks (regenerating only the blocks they fall in)."""
     rng = np.random.default_rng([seed, 6])
@@ -612,6 +625,7 @@ def measure(
     log: Callable[[str], None],
     profile: bool = False,
     reindex_reps: int = REINDEX_REPS,
+    drop_caches: bool = False,
 ) -> dict[str, Any]:
     from lifelong_plugins.recall import service
     from lifelong_plugins.recall.search import Searcher, SearchRequest
@@ -635,6 +649,8 @@ def measure(
             cfg = host.ctx.config("recall")  # the plugin's defaults, as the memory_search tool uses them
             shape = {"max_results": cfg["max_results"], "min_score": cfg["min_score"], "record": False}
             requests = [SearchRequest(q, query_vector=v, **shape) for q, v, _ in queries]
+            if drop_caches:
+                out["page_cache_dropped"] = drop_page_cache(log)
             t0 = time.perf_counter()
             searcher.search(requests[0])
             out["cold_first_search_ms"] = round((time.perf_counter() - t0) * 1000, 1)
@@ -797,6 +813,7 @@ def run_bench(
     n_queries: int,
     reps: int,
     reindex_reps: int = REINDEX_REPS,
+    drop_caches: bool = False,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     results: dict[str, Any] = {
@@ -805,6 +822,7 @@ def run_bench(
         "queries": n_queries,
         "reps": reps,
         "reindex_reps": reindex_reps,
+        "drop_caches": drop_caches,
         "targets": TARGETS,
         "by_size": {},
     }
@@ -815,7 +833,12 @@ def run_bench(
             f"    {'reused' if corpus.reused else 'built'} in {corpus.build_s:.0f} s ({corpus.db_bytes / 2**20:.0f} MB)"
         )
         results["by_size"][str(n)] = measure(
-            corpus, reps=reps, log=log, profile=(n == max(sizes)), reindex_reps=reindex_reps
+            corpus,
+            reps=reps,
+            log=log,
+            profile=(n == max(sizes)),
+            reindex_reps=reindex_reps,
+            drop_caches=drop_caches,
         )
     results["verdict"] = verdict(results)
     return results
@@ -824,10 +847,14 @@ def run_bench(
 def verdict(results: dict[str, Any]) -> dict[str, Any]:
     by = results["by_size"]
     out: dict[str, Any] = {}
-    if "100000" in by:
-        out["p95_ms_at_100k"] = {"value": by["100000"]["hybrid"]["p95"], "target": TARGETS["p95_ms_at_100k"]}
-    if "1000000" in by:
-        out["p95_ms_at_1m"] = {"value": by["1000000"]["hybrid"]["p95"], "target": TARGETS["p95_ms_at_1m"]}
+    # the targets over every repetition (the first pass reads a cold OS page cache), and apart
+    # over the warm repetitions alone: which one a deployment sees depends on whether its page
+    # cache keeps the index (a VM that reclaims idle cache shows the first)
+    for size, name in (("100000", "p95_ms_at_100k"), ("1000000", "p95_ms_at_1m")):
+        if size in by:
+            out[name] = {"value": by[size]["hybrid"]["p95"], "target": TARGETS[name]}
+            if "hybrid_warm" in by[size]:
+                out[f"{name}_warm"] = {"value": by[size]["hybrid_warm"]["p95"], "target": TARGETS[name]}
     out["vector_recall_at_10"] = {
         "value": min(v["vector_recall@10"] for v in by.values()),
         "target": TARGETS["vector_recall_at_10"],
@@ -874,6 +901,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--reindex-reps", type=int, default=REINDEX_REPS, help="appends measured per size (each one synced)"
     )
+    parser.add_argument(
+        "--drop-caches",
+        action="store_true",
+        help="empty the OS page cache before each size's first pass, so it is read cold (Linux, root)",
+    )
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
@@ -887,6 +919,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         n_queries=args.queries,
         reps=args.reps,
         reindex_reps=args.reindex_reps,
+        drop_caches=args.drop_caches,
     )
     print_results(results)
     if args.json:

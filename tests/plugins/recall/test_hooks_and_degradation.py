@@ -113,6 +113,31 @@ def test_remote_embedding_failure_degrades_to_fts_only(make_host, monkeypatch) -
     assert warnings == ["embedding: gemini embeddings need GEMINI_API_KEY"]
 
 
+def test_float32_engine_that_cannot_read_its_weights_falls_back_and_status_says_so(
+    make_host, tmp_path
+) -> None:
+    from lifelong.cli import status_data
+    from lifelong.embeddings import LocalE5
+
+    broken = tmp_path / "weights.bin"
+    broken.write_bytes(b"E5S1" + b"\0" * 64)
+    host = make_host(FILES)
+    assert status_data(host)["embedding"] == {
+        "provider": "local",
+        "model": None,
+        "engine": "float32",
+    }
+    host._embedder, host._embedder_made = LocalE5(float_weights=broken), True  # a real embedder
+    with clock.pinned(NOW):
+        report = service.index_for(host.ctx).sync()
+        out = host.call_tool("memory_search", {"query": "where is the team offsite", "min_score": 0})
+    assert report.embedded == 3 and not report.vectors.startswith("failed")
+    assert out["results"][0]["path"] == "memory/2026-03-06.md"
+    [warning] = status_data(host)["warnings"]
+    assert warning.startswith("embedding: float32 engine unavailable") and str(broken) in warning
+    assert "\n" not in warning
+
+
 def test_store_without_sqlite_vec_still_searches(make_host, monkeypatch, caplog) -> None:
     import sqlite_vec
 
