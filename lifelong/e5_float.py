@@ -132,7 +132,7 @@ class UnigramTokenizer:
         self._scores = [float(s) for s in scores.astype(np.float32)]
         self._unk_score = float(np.float32(scores.min()) - np.float32(10.0))
         self._max_chars = max(len(p) for p in pieces)
-        self._translate = {cp: out for cp, out in normalisation.items()}
+        self._translate = normalisation  # str.translate takes {codepoint: replacement} as is
         self._words: dict[str, tuple[int, ...]] = {}
         self._lock = threading.Lock()
 

