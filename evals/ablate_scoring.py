@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from evals.locomo import load_locomo
-from evals.suite_retrieval import aggregate, ask_all, index_conversation, pick_questions
+from .locomo import load_locomo
+from .suite_retrieval import aggregate, ask_all, index_conversation, pick_questions
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT.parent / "shared" / "benchmarks" / "locomo"

@@ -1,6 +1,6 @@
 """Consolidation ("dreaming") figures: speed over a year of notes, and promotion quality.
 
-``python evals/bench_dream.py [--seed 7] [--days 365] [--events 100000] [--persona-seeds 1,2,...,10]
+``python -m evals.bench_dream [--seed 7] [--days 365] [--events 100000] [--persona-seeds 1,2,...,10]
 [--persona-embedding local|none] [--skip-year] [--skip-persona] [--json]``
 
 1. **A year without a model.** 365 synthetic daily notes (``memory/YYYY-MM-DD.md``, 3 sections,
@@ -37,7 +37,6 @@ import os
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -45,7 +44,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lifelong_plugins.dreaming.run import run_dream  # noqa: E402
 from lifelong_plugins.dreaming.snippets import STOPWORDS, words  # noqa: E402
@@ -55,7 +53,7 @@ from lifelong.host import Host  # noqa: E402
 from lifelong.workspace import Workspace  # noqa: E402
 
 TZ = ZoneInfo("Europe/Berlin")
-PLUGINS = ("recall", "dreaming")
+PLUGINS = ("embeddings", "recall", "dreaming")
 
 PEOPLE = ["Maya", "Jonas", "Priya", "Elena", "Tom", "Lina", "Omar", "Sofia", "Ben", "Ines", "Karl", "Nora"]
 PROJECTS = ["Atlas", "Heron", "Juniper", "Lumen", "Quarry", "Tangent", "Vega", "Willow"]
@@ -292,7 +290,7 @@ def year_benchmark(args: argparse.Namespace, echo: Any) -> dict[str, Any]:
 
 
 def persona_benchmark(args: argparse.Namespace, echo: Any) -> dict[str, Any]:
-    from persona import generate_persona_month, run_persona_month
+    from .persona import generate_persona_month, run_persona_month
 
     results = []
     base = Path(tempfile.mkdtemp(prefix="lifelong-bench-persona-"))

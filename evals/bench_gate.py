@@ -1,7 +1,7 @@
 """Offline pre-reply gate latency on a synthetic 10k-chunk workspace (issue 4's figure: p95 <= 150 ms
 including query embedding).
 
-``python evals/bench_gate.py [--chunks 10000] [--queries 200] [--dir DIR] [--seed 7]``
+``python -m evals.bench_gate [--chunks 10000] [--queries 200] [--dir DIR] [--seed 7]``
 
 What is timed: ``host.before_reply(session, message)`` end to end, as the runtime calls it, with no
 model configured (the offline extractive note): eligibility, trivial check, query building, the
@@ -39,7 +39,7 @@ Thread pools: an earlier version of this script found single query embeddings st
 default threads while another process ran, 32 ms with ``OPENBLAS_NUM_THREADS=1``). The code now
 handles it: the query embedding runs on one OpenMP thread (the engine's pool; a per-thread limit,
 ``lifelong/threads.py``) and the search keeps BLAS off its hot path, so the figure to quote is
-plain ``python evals/bench_gate.py``; the script prints the BLAS setting and the load average
+plain ``python -m evals.bench_gate``; the script prints the BLAS setting and the load average
 it ran with.
 
 Queries are generated casual questions about the same slots ("when is the offsite at Gut
@@ -67,11 +67,11 @@ import numpy as np
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from lifelong_plugins.embeddings.providers import LocalE5  # noqa: E402
 from lifelong_plugins.recall import service as recall_service  # noqa: E402
 from lifelong_plugins.recall.chunking import chunk_markdown  # noqa: E402
 
 from lifelong import clock  # noqa: E402
-from lifelong.embeddings import LocalE5  # noqa: E402
 from lifelong.host import Host  # noqa: E402
 from lifelong.workspace import Workspace  # noqa: E402
 
@@ -231,7 +231,7 @@ def build_workspace(root: Path, chunks_wanted: int, seed: int) -> tuple[dt.date,
         day -= dt.timedelta(days=1)
 
     t0 = time.monotonic()
-    host = BuildHost(Workspace(root), builtins=("recall", "gate"), entry_points=False)
+    host = BuildHost(Workspace(root), builtins=("embeddings", "recall", "gate"), entry_points=False)
     host.pool = PoolEmbedder(sentences, vectors, np.random.default_rng(seed))
     with clock.pinned(dt.datetime.combine(newest, dt.time(18, 0), tzinfo=dt.UTC)):
         report = recall_service.index_for(host.ctx).sync()
@@ -255,7 +255,7 @@ def percentile(values: list[float], q: float) -> float:
 def measure(
     root: Path, newest: dt.date, queries: list[str], *, max_results: int | None, auto_sync: bool
 ) -> dict[str, Any]:
-    host = Host(Workspace(root), builtins=("recall", "gate"), entry_points=False)
+    host = Host(Workspace(root), builtins=("embeddings", "recall", "gate"), entry_points=False)
     if max_results is not None:
         host.plugins["gate"].config["max_results"] = max_results
     host.plugins["recall"].config["auto_sync"] = auto_sync
@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _count_chunks(root: Path) -> int:
-    host = Host(Workspace(root), builtins=("recall",), entry_points=False)
+    host = Host(Workspace(root), builtins=("embeddings", "recall"), entry_points=False)
     try:
         return host.store.execute("SELECT count(*) FROM chunks").fetchone()[0]
     finally:

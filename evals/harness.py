@@ -71,23 +71,23 @@ SUITES: dict[str, Suite] = {
     for s in (
         Suite(
             "retrieval-locomo",
-            "evals.suite_retrieval",
+            f"{__package__}.suite_retrieval",
             "LoCoMo-10: session recall_any/all@k, evidence-turn recall within 1k/2k tokens, MRR; hybrid vs BM25",
         ),
         Suite(
             "latency",
-            "evals.suite_latency",
+            f"{__package__}.suite_latency",
             "synthetic 10k/100k/1M chunks: search p50/p95 (hybrid, FTS-only, vector leg), validity-filter "
             "overhead, vector recall@10 vs exact, incremental reindex, embedding throughput",
         ),
         Suite(
             "consolidation",
-            "evals.suite_consolidation",
+            f"{__package__}.suite_consolidation",
             "generated persona-months through the real nightly job: promotion precision/recall, MEMORY.md size",
         ),
         Suite(
             "gate",
-            "evals.suite_gate",
+            f"{__package__}.suite_gate",
             "offline pre-reply gate on LoCoMo: hit rate, status mix, latency; with --model the lazy-default gap",
         ),
     )

@@ -36,7 +36,7 @@ def _optional(name: str) -> Any | None:
 
 
 def run(opts: Any) -> dict[str, Any]:
-    from evals.harness import SuiteSkipped
+    from .harness import SuiteSkipped
 
     persona = _optional("evals.persona")
     if persona is None or not hasattr(persona, "run_persona_month"):
@@ -46,7 +46,9 @@ def run(opts: Any) -> dict[str, Any]:
     try:
         from lifelong.host import Host
 
-        record = Host(None, builtins=("recall", "dreaming"), entry_points=False).plugins.get("dreaming")
+        record = Host(None, builtins=("embeddings", "recall", "dreaming"), entry_points=False).plugins.get(
+            "dreaming"
+        )
     except Exception as exc:
         raise SuiteSkipped(f"the dreaming plugin failed to load: {type(exc).__name__}: {exc}") from exc
     if record is None or record.status != "loaded":

@@ -30,9 +30,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.locomo import CATEGORIES, Conversation, Question, SessionFile
+from .locomo import CATEGORIES, Conversation, Question, SessionFile
 
-PLUGINS = ("recall", "gate")
+PLUGINS = ("embeddings", "recall", "gate")
 QUICK_QUESTIONS = 20
 FULL_PER_CONVERSATION = 50
 LATENCY_QUERIES = 100
@@ -111,8 +111,9 @@ def gate_unavailable() -> str | None:
 
 
 def _host(root: Path, overrides: dict[str, Any] | None = None):  # noqa: ANN202 - a Host
-    from evals.suite_retrieval import variant_workspace
     from lifelong.host import Host
+
+    from .suite_retrieval import variant_workspace
 
     return Host(variant_workspace(root, overrides or {}), builtins=PLUGINS, entry_points=False)
 
@@ -120,8 +121,9 @@ def _host(root: Path, overrides: dict[str, Any] | None = None):  # noqa: ANN202 
 def offline_hit_rate(
     conversations: Sequence[Conversation], opts: Any, per_conversation: int | None, total: int | None
 ) -> tuple[list[dict[str, Any]], list[float]]:
-    from evals.suite_retrieval import index_conversation, pick_questions
     from lifelong import clock
+
+    from .suite_retrieval import index_conversation, pick_questions
 
     rows: list[dict[str, Any]] = []
     wall: list[float] = []
@@ -155,7 +157,7 @@ def offline_hit_rate(
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    from evals.bench_search import percentiles
+    from .bench_search import percentiles
 
     def rate(rs: Sequence[dict[str, Any]], key: str) -> float | None:
         return round(sum(1 for r in rs if r[key]) / len(rs), 4) if rs else None
@@ -185,8 +187,9 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def synthetic_latency(opts: Any) -> dict[str, Any]:
     """before_reply on the 10k-chunk synthetic workspace, query embedding included."""
-    from evals import bench_search
     from lifelong import clock
+
+    from . import bench_search
 
     n = 10_000
     queries = QUICK_LATENCY_QUERIES if opts.quick else LATENCY_QUERIES
@@ -291,8 +294,9 @@ def lazy_default_gap(
 ) -> dict[str, Any]:
     """Accuracy told / casual / casual+gate. ``complete`` is litellm.completion (tests pass one
     with litellm's mock arguments); ``gate_options`` are the gate's ``model_options``."""
-    from evals.suite_retrieval import index_conversation, pick_questions
     from lifelong import clock
+
+    from .suite_retrieval import index_conversation, pick_questions
 
     if not opts.model:
         return {"status": "skipped", "reason": "no --model given"}
@@ -349,8 +353,8 @@ def lazy_default_gap(
 
 
 def run(opts: Any) -> dict[str, Any]:
-    from evals.harness import SuiteSkipped
-    from evals.locomo import load_locomo
+    from .harness import SuiteSkipped
+    from .locomo import load_locomo
 
     reason = gate_unavailable()
     if reason:
@@ -367,7 +371,7 @@ def run(opts: Any) -> dict[str, Any]:
             None if opts.quick else FULL_PER_CONVERSATION,
             QUICK_QUESTIONS if opts.quick else None,
         )
-        from evals.bench_search import percentiles
+        from .bench_search import percentiles
 
         results["locomo"] = {
             "conversations": [c.sample_id for c in conversations],

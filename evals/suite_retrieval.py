@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.locomo import CATEGORIES, Conversation, SessionFile, write_workspace
+from .locomo import CATEGORIES, Conversation, SessionFile, write_workspace
 
 KS = (1, 3, 5, 10)
 BUDGETS = (1000, 2000)
@@ -48,7 +48,7 @@ DIAGNOSTIC_VARIANTS: dict[str, dict[str, Any]] = {
     "hybrid-no-decay": {"plugins": {"recall": {"half_life_days": 0}}},
     "bm25-no-decay": {"embedding": {"provider": "none"}, "plugins": {"recall": {"half_life_days": 0}}},
 }
-PLUGINS = ("recall",)  # layer 1 alone: later layers bring their own suites
+PLUGINS = ("embeddings", "recall")  # layer 1 alone: later layers bring their own suites
 QUICK_QUESTIONS = 40  # --quick: this many questions of conversation 0, spread evenly
 
 
@@ -161,10 +161,10 @@ def recall_fingerprint() -> str:
     cached workspaces are re-chunked (their embedding cache still applies)."""
     import lifelong_plugins.recall as recall
 
-    import evals.locomo
+    from . import locomo as locomo_module
 
     h = hashlib.sha256()
-    for path in sorted(Path(recall.__file__).parent.glob("*.py")) + [Path(evals.locomo.__file__)]:
+    for path in sorted(Path(recall.__file__).parent.glob("*.py")) + [Path(locomo_module.__file__)]:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
@@ -305,8 +305,8 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 
 def run(opts: Any) -> dict[str, Any]:
-    from evals.harness import SuiteSkipped
-    from evals.locomo import load_locomo
+    from .harness import SuiteSkipped
+    from .locomo import load_locomo
 
     source, audit = opts.locomo_files()
     if not source.exists():

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,9 +14,8 @@ import click
 
 from . import __version__, clock
 from .errors import LifelongError
-from .host import BUILTIN_PLUGINS, Host
-from .templates import template_dir
-from .workspace import Workspace, resolve_root
+from .host import Host
+from .workspace import Workspace, init_workspace, resolve_root
 
 JSON_SCHEMA_VERSION = 1
 
@@ -61,7 +60,7 @@ class LifelongGroup(click.Group):
         if not self._plugins_loaded:
             self._plugins_loaded = True
             _register_plugin_commands(self)
-            _register_eval_command(self)
+            _register_extra_commands(self)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self.load_plugin_commands()
@@ -107,7 +106,9 @@ def cli(ctx: click.Context, workspace: str | None, now: str | None) -> None:
 @click.argument("directory", type=click.Path(file_okay=False), default=".")
 @click.option("--json", "as_json", is_flag=True, help="Print the created and kept files as JSON.")
 def init(directory: str, as_json: bool) -> None:
-    """Create a workspace in DIRECTORY from the template. Existing files are never overwritten."""
+    """Create an empty workspace in DIRECTORY: MEMORY.md, memory/, wiki/ and lifelong.yaml (with
+    this machine's time zone). Existing files are never overwritten, so an existing (OpenClaw)
+    workspace can be initialised in place."""
     created, kept = init_workspace(Path(directory))
     if as_json:
         emit_json(
@@ -126,26 +127,6 @@ def init(directory: str, as_json: bool) -> None:
         click.echo(f"  kept    {rel} (already there)")
 
 
-def init_workspace(root: Path) -> tuple[list[str], list[str]]:
-    root.mkdir(parents=True, exist_ok=True)
-    source = template_dir()
-    created, kept = [], []
-    for path in sorted(source.rglob("*")):
-        rel = path.relative_to(source)
-        if path.is_dir() or rel.parts[0] in ("__pycache__",) or path.name == "__init__.py":
-            continue
-        target = root / rel
-        if target.exists() or (rel.as_posix() == "MEMORY.md" and (root / "memory.md").exists()):
-            kept.append(rel.as_posix())
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-        created.append(rel.as_posix())
-    for folder in ("memory", "wiki"):
-        (root / folder).mkdir(exist_ok=True)
-    return created, kept
-
-
 def status_data(host: Host) -> dict[str, Any]:
     ws = host.workspace
     assert ws is not None
@@ -162,8 +143,6 @@ def status_data(host: Host) -> dict[str, Any]:
         "index": {
             "path": str(ws.index_path),
             "sqlite_version": store.sqlite_version,
-            "sqlite_vec": store.vec_version,
-            "vector_search": "sqlite-vec" if store.vec_available else "numpy",
             "tables": store.table_counts(),
         },
         "embedding": {
@@ -207,10 +186,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         table.add_row(p["id"], p["status"], ", ".join(p["hooks"]) or p["note"])
     console.print(table)
     idx = data["index"]
-    console.print(
-        f"index: {idx['path']} (SQLite {idx['sqlite_version']}, vectors via {idx['vector_search']}"
-        f"{' ' + idx['sqlite_vec'] if idx['sqlite_vec'] else ''})"
-    )
+    console.print(f"index: {idx['path']} (SQLite {idx['sqlite_version']})")
     for name, count in sorted(idx["tables"].items()):
         console.print(f"  {name}: {count}")
     emb = data["embedding"]
@@ -237,7 +213,7 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
         emit_json({"version": JSON_SCHEMA_VERSION, "plugins": rows})
         return
     for r in rows:
-        mark = "on " if r["enabled"] else ("n/a" if r["status"] == "not_available" else "off")
+        mark = "on " if r["enabled"] else "off"
         click.echo(f"{mark} {r['id']:<11} {', '.join(r['hooks']) or r['note']}")
 
 
@@ -250,79 +226,33 @@ def mcp_cmd(ctx: click.Context) -> None:
     serve_stdio(get_host(ctx))
 
 
-@cli.command()
-@click.option(
-    "--dir",
-    "directory",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Build the demo workspace here (default: a new temporary folder).",
-)
-@click.pass_context
-def demo(ctx: click.Context, directory: str | None) -> None:
-    """Walk through the suite on the template workspace, offline, with no API key."""
-    import tempfile
-
-    root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="lifelong-demo-"))
-    run = _DemoRun(ctx, root)
-    run.step("Create a workspace from the template", ["init", str(root)])
-    run.step("Status", ["--workspace", str(root), "--now", DEMO_NOW, "status"])
-    cli.load_plugin_commands()
-    for title, args in _demo_steps(root):
-        command = next(a for a in args[4:] if not a.startswith("-"))
-        if command not in cli.commands:
-            click.echo(f"\n== {title}: skipped (command {command!r} not available in this version)")
-            continue
-        run.step(title, args)
-    click.echo(f"\nDemo workspace left at {root}")
-
-
-DEMO_NOW = "2026-03-24T09:00"  # the day after the template's last daily note
-
-
-def _demo_steps(root: Path) -> list[tuple[str, list[str]]]:
-    w = ["--workspace", str(root), "--now", DEMO_NOW]
-    return [
-        ("Index the workspace (BM25 + vectors)", [*w, "index"]),
-        ("Search with citations", [*w, "search", "which venue did we book for the offsite?"]),
-        ("Pre-reply gate on a casual question", [*w, "gate", "what did we decide about the pitch?"]),
-        ("Replay three weeks of recall and dream each night", [*w, "dream", "replay-demo"]),
-    ]
-
-
-class _DemoRun:
-    def __init__(self, ctx: click.Context, root: Path):
-        self.ctx = ctx
-        self.root = root
-
-    def step(self, title: str, args: list[str]) -> None:
-        click.echo(f"\n== {title}\n$ lifelong {' '.join(args)}")
-        try:
-            cli.main(args=args, prog_name="lifelong", standalone_mode=False)
-        except SystemExit as exc:
-            if exc.code:
-                raise click.ClickException(f"demo step failed: lifelong {' '.join(args)}") from exc
-        clock.set_now(None)
-
-
 def _register_plugin_commands(group: click.Group) -> None:
     try:
         host = Host(None)
-    except LifelongError as exc:  # a broken third-party plugin must not hide the core commands
+    except LifelongError as exc:  # a broken third-party plugin must not hide the built-in commands
         click.echo(f"warning: {exc}", err=True)
-        host = Host(None, builtins=BUILTIN_PLUGINS, entry_points=False)
+        host = Host(None, entry_points=False)
     host.call("register_commands", cli=group)
 
 
-def _register_eval_command(group: click.Group) -> None:
-    """``lifelong eval``: the harness in the ``evals`` package (absent from a minimal install)."""
-    try:
-        from evals.harness import eval_command
-    except ModuleNotFoundError as exc:
-        if exc.name != "evals":
-            raise
-        return
-    group.add_command(eval_command)
+COMMANDS_GROUP = "lifelong.commands"
+
+
+def _register_extra_commands(group: click.Group) -> None:
+    """Commands installed as entry points of group ``lifelong.commands`` (the eval harness's
+    ``lifelong eval``): a click command each, added under its entry-point name."""
+    for ep in importlib.metadata.entry_points(group=COMMANDS_GROUP):
+        if ep.name in group.commands:
+            continue
+        try:
+            command = ep.load()
+        except Exception as exc:  # an extra command that cannot load must not break the CLI
+            click.echo(
+                f"warning: command {ep.name!r} could not be loaded ({type(exc).__name__}: {exc})", err=True
+            )
+            continue
+        if isinstance(command, click.Command):
+            group.add_command(command, ep.name)
 
 
 def main() -> None:

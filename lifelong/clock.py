@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import time
 from collections.abc import Iterator
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -25,6 +24,17 @@ def system_timezone() -> dt.tzinfo:
         return tzlocal.get_localzone()
     except Exception:  # pragma: no cover - tzlocal failing falls back to UTC
         return dt.UTC
+
+
+def system_timezone_name() -> str:
+    """The IANA name of this machine's zone (``UTC`` when it cannot be told)."""
+    try:
+        import tzlocal
+
+        name = tzlocal.get_localzone_name()
+    except Exception:  # pragma: no cover - tzlocal failing falls back to UTC
+        name = None
+    return name or "UTC"
 
 
 def zone(name: str | None) -> dt.tzinfo:
@@ -72,11 +82,3 @@ def parse_instant(text: str, tz: dt.tzinfo | None = None) -> dt.datetime:
     if value.tzinfo is None:
         value = value.replace(tzinfo=tz or dt.UTC)
     return value
-
-
-def to_epoch(value: dt.datetime) -> float:
-    return value.timestamp()
-
-
-def monotonic_ms() -> float:
-    return time.monotonic() * 1000.0

@@ -1,13 +1,15 @@
 """The plugin host: discovers plugins, validates their manifests and config, and calls hooks with
 fault isolation.
 
-Built-in plugins come from ``lifelong_plugins.<id>`` (a fixed list, in order); third-party ones
-from the entry-point group ``lifelong``. Each plugin has a ``plugin.yaml`` beside its module (or a
-``PLUGIN_MANIFEST`` dict attribute) with ``id``, ``description``, ``hooks`` and a JSON-Schema
+Every plugin, built-in or not, is an entry point of group ``lifelong`` (the built-in ones are
+declared in this distribution's pyproject.toml), so the core names no plugin. Each plugin has a
+``plugin.yaml`` beside its module (or a ``PLUGIN_MANIFEST`` dict attribute) with ``id``,
+``description``, ``hooks``, an optional ``order`` (default 100) and a JSON-Schema
 ``config_schema`` whose properties carry defaults.
 
-The host never lets pluggy run a hook chain itself: it walks the implementations in pluggy's
-order and calls each inside try/except, logging failures to ``.lifelong/logs/<plugin>.log``.
+The host never lets pluggy run a hook chain itself: it calls the implementations in ascending
+plugin ``order`` (ties by id), each inside try/except, logging failures to
+``.lifelong/logs/<plugin>.log``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import importlib.metadata
 import logging
 import threading
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -28,54 +30,69 @@ import pluggy
 import yaml
 
 from . import clock, hookspecs
-from .embeddings import Embedder, make_embedder
-from .errors import ConfigError, PluginError
-from .hookspecs import GateResult, WriteDecision
-from .schema import apply_defaults, validate
+from .contracts import (
+    DECISION_RANK,
+    Embedder,
+    FlushResult,
+    GateResult,
+    JSONObject,
+    Message,
+    RelatedFact,
+    Session,
+    ToolHandler,
+    WriteCandidate,
+    WriteDecision,
+)
+from .errors import ConfigError, InputError, PluginError
+from .schema import apply_defaults, describe_error, validate
 from .store import Store
 from .workspace import Workspace
 
 log = logging.getLogger("lifelong.host")
 
-BUILTIN_PLUGINS: tuple[str, ...] = (
-    "recall",
-    "gate",
-    "dreaming",
-    "wiki",
-    "flush",
-    "concepts",
-    "task_focus",
-    "supersede",
-)
 ENTRY_POINT_GROUP = "lifelong"
+DISTRIBUTION = "lifelong"  # plugins of this distribution are the built-in ones
+DEFAULT_ORDER = 100
 HOOK_NAMES: tuple[str, ...] = tuple(
     name for name in dir(hookspecs) if hasattr(getattr(hookspecs, name), "lifelong_spec")
 )
-_DECISION_RANK = {"allow": 0, "warn": 1, "supersede": 2, "block": 3}
+
+
+def plugin_entry_points() -> list[importlib.metadata.EntryPoint]:
+    """The installed plugins: entry points of group ``lifelong`` (the built-in ones are this
+    distribution's own, declared in its pyproject.toml)."""
+    return sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+
+
+def is_builtin(ep: importlib.metadata.EntryPoint) -> bool:
+    dist = getattr(ep, "dist", None)
+    return dist is not None and (dist.name or "").lower() == DISTRIBUTION
 
 
 @dataclass
 class PluginRecord:
-    """One plugin the host knows about, loaded or not."""
+    """One installed plugin, loaded or disabled by config."""
 
     id: str
-    status: str  # loaded | disabled | not_available
+    status: str  # loaded | disabled
     description: str = ""
     hooks: list[str] = field(default_factory=list)
     source: str = "builtin"
+    order: int = DEFAULT_ORDER
     config: dict[str, Any] = field(default_factory=dict)
     schema: dict[str, Any] = field(default_factory=dict)
     module: ModuleType | None = None
     note: str = ""
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JSONObject:
         return {
             "id": self.id,
             "status": self.status,
             "enabled": self.status == "loaded",
             "description": self.description,
-            "hooks": self.hooks,
+            "hooks": list(self.hooks),
             "source": self.source,
+            "order": self.order,
             "note": self.note,
         }
 
@@ -84,11 +101,12 @@ class PluginRecord:
 class Tool:
     name: str
     description: str
-    parameters: dict[str, Any]
-    handler: Callable[..., dict[str, Any]]
+    parameters: JSONObject
+    handler: ToolHandler
     plugin: str
+    annotations: JSONObject | None = None
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JSONObject:
         """The OpenAI/litellm function-tool schema."""
         return {
             "type": "function",
@@ -135,6 +153,9 @@ def load_manifest(module: ModuleType, expected_id: str | None = None) -> dict[st
     unknown = [h for h in hooks if h not in HOOK_NAMES]
     if unknown:
         raise PluginError(f"plugin {pid!r}: unknown hook(s) in manifest: {', '.join(unknown)}")
+    order = manifest.get("order", DEFAULT_ORDER)
+    if not isinstance(order, int) or isinstance(order, bool):
+        raise PluginError(f"plugin {pid!r}: order must be an integer, got {order!r}")
     return manifest
 
 
@@ -158,7 +179,7 @@ class Context:
 
     def __init__(self, host: Host):
         self.host = host
-        self.state: dict[str, Any] = {}
+        self.state: dict[str, Any] = {}  # per-host caches of plugins, keyed "<plugin>.<name>"
 
     @property
     def workspace(self) -> Workspace:
@@ -180,7 +201,7 @@ class Context:
     def embedder(self) -> Embedder | None:
         return self.host.embedder
 
-    def call_tool(self, name: str, **arguments: Any) -> dict[str, Any]:
+    def call_tool(self, name: str, **arguments: Any) -> JSONObject:
         return self.host.call_tool(name, arguments)
 
     def hook(self, name: str, **kwargs: Any) -> list[Any]:
@@ -194,7 +215,11 @@ class Context:
 
 
 class Host:
-    """Load plugins for a workspace and call their hooks."""
+    """Load plugins for a workspace and call their hooks.
+
+    ``builtins``: which built-in plugins to load, by id (None: all of them); ``entry_points``:
+    whether to load third-party plugins installed as entry points; ``extra_plugins``: modules to
+    load as plugins too (tests, embedding applications)."""
 
     def __init__(
         self,
@@ -216,15 +241,23 @@ class Host:
         self._embedder_made = False
         self._lock = threading.RLock()
         self.ctx = Context(self)
-        for pid in BUILTIN_PLUGINS if builtins is None else builtins:
-            self._load_builtin(pid)
-        if entry_points:
-            for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-                try:
-                    module = ep.load()
-                except Exception as exc:
-                    raise PluginError(f"plugin entry point {ep.name!r} failed to import: {exc}") from exc
-                self.add_plugin(module, source="entrypoint")
+        wanted = None if builtins is None else set(builtins)
+        found = set()
+        for ep in plugin_entry_points():
+            builtin = is_builtin(ep)
+            if builtin and wanted is not None and ep.name not in wanted:
+                continue
+            if not builtin and not entry_points:
+                continue
+            try:
+                module = ep.load()
+            except Exception as exc:
+                raise PluginError(f"plugin entry point {ep.name!r} failed to import: {exc}") from exc
+            self.add_plugin(module, source="builtin" if builtin else "entrypoint", expected_id=ep.name)
+            found.add(ep.name)
+        missing = sorted((wanted or set()) - found)
+        if missing:
+            raise PluginError(f"no built-in plugin named {', '.join(map(repr, missing))}")
         for module in extra_plugins:
             self.add_plugin(module, source="explicit")
         try:
@@ -236,22 +269,12 @@ class Host:
         self.call("register_migrations", register=self.migrations.append)
 
     # loading --------------------------------------------------------------------------------
-    def _load_builtin(self, pid: str) -> None:
-        try:
-            module = importlib.import_module(f"lifelong_plugins.{pid}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"lifelong_plugins.{pid}":
-                raise
-            self.plugins[pid] = PluginRecord(pid, "not_available", note="not yet implemented in this version")
-            return
-        self.add_plugin(module, source="builtin", expected_id=pid)
-
     def add_plugin(
         self, module: ModuleType, *, source: str = "explicit", expected_id: str | None = None
     ) -> None:
         manifest = load_manifest(module, expected_id)
         pid = manifest["id"]
-        if pid in self.plugins and self.plugins[pid].status != "not_available":
+        if pid in self.plugins:
             raise PluginError(f"plugin {pid!r} is registered twice")
         schema = _with_enabled(manifest["config_schema"])
         raw = self.workspace.plugin_config(pid) if self.workspace else {}
@@ -263,18 +286,32 @@ class Host:
             description=str(manifest.get("description", "")).strip(),
             hooks=list(manifest.get("hooks") or []),
             source=source,
+            order=int(manifest.get("order", DEFAULT_ORDER)),
             config=config,
             schema=schema,
             module=module,
         )
-        self.plugins[pid] = record
+        self.plugins = dict(
+            sorted({**self.plugins, pid: record}.items(), key=lambda kv: (kv[1].order, kv[0]))
+        )
         if record.status == "loaded":
             self.pm.register(module, name=pid)
 
+    def check_config(self) -> None:
+        """Refuse a ``plugins:`` section naming a plugin that is not installed (a typo would
+        otherwise be ignored silently). Only for hosts that loaded every plugin."""
+        if self.workspace is None:
+            return
+        configured = self.workspace.config.get("plugins") or {}
+        unknown = sorted(set(configured) - set(self.plugins))
+        if unknown:
+            known = ", ".join(self.plugins) or "none"
+            raise ConfigError(f"plugins.{unknown[0]}: no such plugin (installed: {known})")
+
     def plugin_config(self, plugin_id: str) -> dict[str, Any]:
         record = self.plugins.get(plugin_id)
-        if record is None or record.status == "not_available":
-            raise ConfigError(f"plugin {plugin_id!r} is not available")
+        if record is None:
+            raise ConfigError(f"plugin {plugin_id!r} is not installed")
         return record.config
 
     def enabled(self, plugin_id: str) -> bool:
@@ -284,7 +321,18 @@ class Host:
     # hooks ----------------------------------------------------------------------------------
     def _impls(self, name: str) -> list[Any]:
         caller = getattr(self.pm.hook, name)
-        return list(reversed(caller.get_hookimpls()))  # pluggy's call order
+        return sorted(
+            caller.get_hookimpls(),
+            key=lambda impl: (self._order(impl.plugin_name), impl.plugin_name),
+        )
+
+    def _order(self, plugin_id: str) -> int:
+        record = self.plugins.get(plugin_id)
+        return record.order if record is not None else DEFAULT_ORDER
+
+    def implementers(self, hook: str) -> list[str]:
+        """The ids of the loaded plugins implementing ``hook``, in call order."""
+        return [impl.plugin_name for impl in self._impls(hook)]
 
     def call(self, hook: str, **kwargs: Any) -> list[Any]:
         """Call every implementation of ``hook``; return their non-None results in call order.
@@ -337,19 +385,23 @@ class Host:
         self,
         name: str,
         description: str,
-        parameters: dict[str, Any],
-        handler: Callable[..., dict[str, Any]],
+        parameters: JSONObject,
+        handler: ToolHandler,
         plugin: str = "",
+        annotations: JSONObject | None = None,
     ) -> None:
         if name in self.tools:
             raise PluginError(f"tool {name!r} registered twice")
-        self.tools[name] = Tool(name, description, parameters, handler, plugin)
+        self.tools[name] = Tool(name, description, parameters, handler, plugin, annotations)
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Run an agent tool. Bad arguments and failures come back as ``{"error": ...}``."""
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> JSONObject:
+        """Run an agent tool. Arguments are checked against the tool's JSON Schema; bad
+        arguments and failures come back as ``{"error": ...}``, never as exceptions."""
         tool = self.tools.get(name)
         if tool is None:
             return {"error": f"unknown tool {name!r}; available: {', '.join(sorted(self.tools)) or 'none'}"}
+        if not isinstance(arguments, dict):
+            return {"error": f"{name}: arguments must be an object, got {type(arguments).__name__}"}
         allowed = set(tool.parameters.get("properties", {}))
         unknown = sorted(set(arguments) - allowed)
         if unknown:
@@ -357,6 +409,9 @@ class Host:
         missing = [k for k in tool.parameters.get("required", []) if k not in arguments]
         if missing:
             return {"error": f"{name}: missing required argument(s) {', '.join(missing)}"}
+        problem = describe_error(arguments, tool.parameters)
+        if problem:
+            return {"error": f"{name}: {problem}"}
         try:
             return tool.handler(self.ctx, **arguments)
         except Exception as exc:
@@ -378,10 +433,26 @@ class Host:
 
     @property
     def embedder(self) -> Embedder | None:
+        """The embedder a plugin provides for the ``embedding`` config (``provide_embedder``);
+        None for provider ``none``. ConfigError when no loaded plugin serves the provider."""
         with self._lock:
             if not self._embedder_made:
-                config = self.workspace.config.get("embedding", {}) if self.workspace else {}
-                self._embedder = make_embedder(config)
+                config = dict(self.workspace.config.get("embedding") or {}) if self.workspace else {}
+                provider = config.get("provider", "local")
+                embedder = None
+                if provider != "none":
+                    faults = len(self.faults)
+                    embedder = self.call_first("provide_embedder", ctx=self.ctx, config=config)
+                    if embedder is None:
+                        why = next((f["error"] for f in self.faults[faults:]), None)
+                        if why:
+                            raise ConfigError(f"embedding.provider {provider!r}: {why}")
+                        raise ConfigError(
+                            f"embedding.provider {provider!r}: no loaded plugin provides it "
+                            "(the built-in 'embeddings' plugin serves local, gemini and litellm; "
+                            "use provider none for FTS-only search)"
+                        )
+                self._embedder = embedder
                 self._embedder_made = True
             return self._embedder
 
@@ -391,7 +462,7 @@ class Host:
             self._store = None
 
     # conveniences over hooks ----------------------------------------------------------------
-    def before_reply(self, session: dict[str, Any], message: str) -> GateResult:
+    def before_reply(self, session: Session, message: str) -> GateResult:
         """Run ``before_prompt_build`` for one reply. ``session`` describes the chat (id, type,
         recent messages…); ``message`` is the latest user message."""
         session = {**session, "message": message}
@@ -401,7 +472,7 @@ class Host:
             if isinstance(r, GateResult)
         ]
         if not results:
-            return GateResult(status="disabled" if not self.enabled("gate") else "failed")
+            return GateResult(status="failed" if self.implementers("before_prompt_build") else "disabled")
         if len(results) == 1:
             return results[0]
         prefix = "\n\n".join(r.prefix for r in results if r.prefix)
@@ -415,8 +486,10 @@ class Host:
             best.source,
         )
 
-    def decide_write(self, candidate: dict[str, Any], existing: list[Any]) -> WriteDecision:
+    def decide_write(self, candidate: WriteCandidate, existing: list[RelatedFact]) -> WriteDecision:
         """The strictest ``before_message_write`` decision (allow when nobody objects)."""
+        if not isinstance(candidate, WriteCandidate):
+            raise InputError(f"decide_write needs a WriteCandidate, got {type(candidate).__name__}")
         decisions = [
             d
             for d in self.call("before_message_write", ctx=self.ctx, candidate=candidate, existing=existing)
@@ -424,4 +497,19 @@ class Host:
         ]
         if not decisions:
             return WriteDecision("allow")
-        return max(decisions, key=lambda d: _DECISION_RANK.get(d.action, 0))
+        return max(decisions, key=lambda d: DECISION_RANK.get(d.action, 0))
+
+    def before_compaction(self, session: Session, messages: list[Message]) -> FlushResult:
+        """Run ``before_compaction`` once for one compaction of ``session``: the single entry a
+        runtime calls on every compaction path. Returns the first plugin's result."""
+        results = [
+            r
+            for r in self.call("before_compaction", ctx=self.ctx, session=session, messages=messages)
+            if isinstance(r, FlushResult)
+        ]
+        if results:
+            return results[0]
+        return FlushResult(status="failed" if self.implementers("before_compaction") else "disabled")
+
+    def after_compaction(self, session: Session, summary: str) -> None:
+        self.call("after_compaction", ctx=self.ctx, session=session, summary=summary)

@@ -28,20 +28,30 @@ def _allowed(error: jsonschema.ValidationError) -> str:
     return f"{v} {error.validator_value!r}"
 
 
-def validate(value: Any, schema: dict[str, Any], *, where: str) -> None:
-    """Raise ConfigError naming the key, the value and what is allowed."""
+def describe_error(value: Any, schema: dict[str, Any], *, where: str = "") -> str | None:
+    """The first way ``value`` breaks ``schema``, as one line naming the key, the value and what
+    is allowed; None when it is valid."""
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(value), key=lambda e: (len(e.path), list(map(str, e.path))))
     if not errors:
-        return
+        return None
     err = errors[0]
     path = ".".join(str(p) for p in err.path)
     key = ".".join(p for p in (where, path) if p) or "(top level)"
     if err.validator == "additionalProperties":
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         key = ".".join(p for p in (key if key != "(top level)" else "", extra[0] if extra else "") if p)
-        raise ConfigError(f"{key}: unknown key ({_allowed(err)})")
-    raise ConfigError(f"{key}: invalid value {err.instance!r} (allowed: {_allowed(err)})")
+        return f"{key}: unknown key ({_allowed(err)})"
+    if err.validator == "required":
+        return f"{key}: {err.message}"
+    return f"{key}: invalid value {err.instance!r} (allowed: {_allowed(err)})"
+
+
+def validate(value: Any, schema: dict[str, Any], *, where: str) -> None:
+    """Raise ConfigError naming the key, the value and what is allowed."""
+    problem = describe_error(value, schema, where=where)
+    if problem:
+        raise ConfigError(problem)
 
 
 def apply_defaults(value: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,13 +1,16 @@
-"""The SQLite index: opened through sqlean (extension-capable), with sqlite-vec when it loads.
+"""The SQLite index: opened through sqlean (a current SQLite, 3.50, with FTS5 and JSON1 on every
+machine regardless of the Python build's own library), in WAL mode.
 
 Everything in the store is derived from the markdown files and can be rebuilt with
 ``lifelong index --force``. Plugins bring their tables as sqlite-utils ``Migrations`` sets
 (hook ``register_migrations``); :meth:`Store.migrate` applies all of them.
+
+Vectors are searched in memory by the recall plugin (binary codes, then an exact re-rank);
+sqlite-vec is not loaded: ``python -m evals.vec_backends`` measures why.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,30 +18,6 @@ from typing import Any
 import sqlean
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
-
-log = logging.getLogger("lifelong.store")
-
-_vec_warned = False
-_vec_lock = threading.Lock()
-
-
-def _load_vec(conn: Any) -> str | None:
-    """Load sqlite-vec; returns its version, or None (warned once per process) when it cannot."""
-    global _vec_warned
-    try:
-        import sqlite_vec
-
-        conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
-        conn.enable_load_extension(False)
-        return conn.execute("select vec_version()").fetchone()[0]
-    except Exception as exc:  # any failure means: fall back to numpy over float32 blobs
-        with _vec_lock:
-            if not _vec_warned:
-                log.warning("sqlite-vec unavailable (%s); vector search falls back to numpy", exc)
-                _vec_warned = True
-        return None
-
 
 # 64 MB of page cache per connection (allocated as used): FTS5 ranking reads a docsize row per
 # match, and the default 2 MB made a 100k-chunk lexical query ~30% slower
@@ -48,12 +27,11 @@ CACHE_PRAGMA = "PRAGMA cache_size = -65536"
 class Store:
     """One open index database."""
 
-    def __init__(self, path: Path | str, *, load_vec: bool = True):
+    def __init__(self, path: Path | str):
         self.path = Path(path) if str(path) != ":memory:" else None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlean.connect(str(path), check_same_thread=False, timeout=30.0)
-        self.vec_version = _load_vec(self.conn) if load_vec else None
         self.conn.execute("PRAGMA busy_timeout = 30000")
         if self.path is not None:
             self.conn.execute("PRAGMA journal_mode = WAL")
@@ -64,10 +42,6 @@ class Store:
         self.lock = threading.RLock()
         self._reader: Any = None
         self.reader_lock = threading.Lock()  # one statement at a time on the reader
-
-    @property
-    def vec_available(self) -> bool:
-        return self.vec_version is not None
 
     @property
     def sqlite_version(self) -> str:

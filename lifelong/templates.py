@@ -1,41 +1,35 @@
-"""Prompt and text templates (jinja2) from the ``prompts/`` folder, rendered with explicit
-variables only: an undefined variable is an error, and no date is ever computed here."""
+"""Prompt and text templates (jinja2), rendered with explicit variables only: an undefined
+variable is an error, and no date is ever computed here. Each plugin keeps its templates in its
+own ``prompts/`` folder."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 
-def prompts_dir() -> Path:
-    return Path(str(resources.files("lifelong.prompts")))
+class PromptTemplates:
+    """The templates of one folder, e.g. ``PromptTemplates(Path(__file__).parent / "prompts")``."""
 
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self._env: jinja2.Environment | None = None
 
-def template_dir() -> Path:
-    """The folder `lifelong init` copies (workspace_template/)."""
-    return Path(str(resources.files("lifelong.workspace_template")))
+    @property
+    def environment(self) -> jinja2.Environment:
+        if self._env is None:
+            self._env = jinja2.Environment(
+                loader=jinja2.FileSystemLoader(str(self.folder)),
+                undefined=jinja2.StrictUndefined,
+                autoescape=False,
+                keep_trailing_newline=True,
+                trim_blocks=True,
+                lstrip_blocks=True,
+            )
+        return self._env
 
-
-_env: jinja2.Environment | None = None
-
-
-def environment() -> jinja2.Environment:
-    global _env
-    if _env is None:
-        _env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(str(prompts_dir())),
-            undefined=jinja2.StrictUndefined,
-            autoescape=False,
-            keep_trailing_newline=True,
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
-    return _env
-
-
-def render(name: str, **variables: Any) -> str:
-    """Render prompts/<name> with exactly the given variables."""
-    return environment().get_template(name).render(**variables)
+    def render(self, name: str, **variables: Any) -> str:
+        """Render ``<folder>/<name>`` with exactly the given variables."""
+        return self.environment.get_template(name).render(**variables)

@@ -417,3 +417,48 @@ def load_config(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path.name}: expected a mapping at the top level")
     validate(raw, CORE_CONFIG_SCHEMA, where="")
     return apply_defaults(raw, CORE_CONFIG_SCHEMA)
+
+
+MEMORY_SKELETON = """# MEMORY
+
+Durable facts about me and my work, loaded at the start of every session.
+Edit freely: lifelong only ever writes inside its own `<!-- lifelong:... -->` sections.
+"""
+
+CONFIG_SKELETON = """# lifelong workspace configuration. Every key is optional; see docs/configuration.md.
+timezone: {timezone}{pad}# the nightly consolidation runs at 03:00 in this zone
+embedding: {{provider: local}}     # local (bundled, offline) | gemini | litellm | none (FTS-only)
+llm: {{model: null}}               # null = deterministic offline fallbacks; e.g. gemini/gemini-2.5-flash
+"""
+
+
+def init_workspace(root: Path, *, timezone: str | None = None) -> tuple[list[str], list[str]]:
+    """Create an empty, valid workspace in ``root``: MEMORY.md (a short header), ``memory/``,
+    ``wiki/`` and lifelong.yaml with ``timezone`` (default: this machine's zone). Nothing that
+    exists is overwritten; an OpenClaw workspace's lowercase memory.md counts as MEMORY.md.
+    Returns (created, kept) workspace-relative paths."""
+    root = Path(root).expanduser()
+    root.mkdir(parents=True, exist_ok=True)
+    created: list[str] = []
+    kept: list[str] = []
+    if timezone is None:
+        timezone = clock.system_timezone_name()
+    clock.zone(timezone)  # an unknown zone is refused before anything is written
+    files = {
+        "MEMORY.md": MEMORY_SKELETON,
+        CONFIG_NAME: CONFIG_SKELETON.format(timezone=timezone, pad=" " * max(1, 23 - len(timezone))),
+    }
+    for rel, text in files.items():
+        target = root / rel
+        if target.exists() or (rel == "MEMORY.md" and (root / "memory.md").exists()):
+            kept.append(rel)
+            continue
+        atomic_write(target, text)
+        created.append(rel)
+    for folder in ("memory", "wiki"):
+        if (root / folder).is_dir():
+            kept.append(f"{folder}/")
+        else:
+            (root / folder).mkdir()
+            created.append(f"{folder}/")
+    return created, kept

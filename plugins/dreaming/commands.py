@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -86,7 +87,7 @@ def print_run(run: runs.DreamRun) -> None:
 def dream_group(ctx: click.Context, dry_run: bool, backfill: bool, as_json: bool) -> None:
     """Consolidate memory now: light, REM and deep phases; promote what recurs into MEMORY.md.
 
-    Subcommands: explain, rollback, history, schedule, replay-demo."""
+    Subcommands: explain, rollback, history, schedule, replay."""
     if ctx.invoked_subcommand is not None:
         return
     host = get_host()
@@ -170,10 +171,12 @@ def schedule_cmd() -> None:
     serve(get_host(), echo=click.echo)
 
 
-@dream_group.command("replay-demo")
+@dream_group.command("replay")
+@click.argument("script", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the promotions of each night as JSON.")
-def replay_demo_cmd(as_json: bool) -> None:
-    """Replay the template workspace's three weeks: searches each day, a dream each night."""
-    from .replay import replay_template
+def replay_cmd(script: Path, as_json: bool) -> None:
+    """Replay SCRIPT (YAML: first_day, last_day, hours, searches by date): each day's searches
+    through memory_search, a dream each night at 03:00. See docs/dreaming.md."""
+    from .replay import load_script, replay_script
 
-    replay_template(get_host(), echo=None if as_json else click.echo, as_json=as_json)
+    replay_script(get_host(), load_script(script), echo=None if as_json else click.echo, as_json=as_json)

@@ -1,17 +1,20 @@
 """The dream diary: after a run with material, a short first-person entry in DREAMS.md between
 ``<!-- lifelong:dream-<run_id>:start/end -->`` markers. With a model configured the entry comes
-from prompts/dream_diary.md.j2; offline (or when the model fails) from the jinja2 template
-prompts/dream_diary_offline.md.j2 filled with the run's numbers. DREAMS.md is never indexed."""
+from the plugin's prompts/dream_diary.md.j2; offline (or when the model fails) from the jinja2
+template prompts/dream_diary_offline.md.j2 filled with the run's numbers. DREAMS.md is never indexed."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from lifelong import llm
 from lifelong.errors import LLMOffline
-from lifelong.templates import render
+from lifelong.templates import PromptTemplates
 from lifelong.workspace import replace_region
+
+PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
 
 HEADER = (
     "# Dream diary\n\n"
@@ -62,12 +65,12 @@ def sanitise(text: str, limit: int = 1500) -> str:
 def entry(ctx: Any, run: Any) -> tuple[str, str]:
     """(markdown entry, 'model' | 'offline')."""
     variables = diary_vars(run)
-    offline = render("dream_diary_offline.md.j2", **variables)
+    offline = PROMPTS.render("dream_diary_offline.md.j2", **variables)
     cfg = run.config
     if run.model and cfg["use_model"]:
         try:
             reply = llm.complete(
-                [{"role": "user", "content": render("dream_diary.md.j2", **variables)}],
+                [{"role": "user", "content": PROMPTS.render("dream_diary.md.j2", **variables)}],
                 model=run.model,
                 deadline_s=cfg["model_timeout_s"],
                 **run.llm_kwargs,

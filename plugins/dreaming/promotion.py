@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from lifelong.hookspecs import WriteDecision
+from lifelong.contracts import RelatedFact, WriteCandidate, WriteDecision
 
 from .candidates import Candidate, CandidatePool, DailyReader, Occurrence
 from .memory_file import (
@@ -115,8 +115,9 @@ def live_snippet(reader: DailyReader, occurrences: list[Occurrence]) -> Snippet 
 
 
 def related_memories(
-    lines: list[tuple[int, str, frozenset[str]]], tokens: frozenset[str], limit: int = 5
-) -> list[dict]:
+    lines: list[tuple[int, str, frozenset[str]]], tokens: frozenset[str], target: str, limit: int = 5
+) -> list[RelatedFact]:
+    """Lines of MEMORY.md (``target``) that share enough words with the candidate."""
     scored = []
     for line_no, text, toks in lines:
         sim = jaccard(tokens, toks)
@@ -124,9 +125,7 @@ def related_memories(
         if sim >= 0.2 or shared >= 3:
             scored.append((sim, line_no, text))
     scored.sort(reverse=True)
-    return [
-        {"path": "MEMORY.md", "line": n, "text": t, "similarity": round(s, 3)} for s, n, t in scored[:limit]
-    ]
+    return [RelatedFact(t, target, n, n, similarity=round(s, 3)) for s, n, t in scored[:limit]]
 
 
 def covered_by(
@@ -220,21 +219,21 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
             continue
         decision = None
         if not run.dry_run:
-            payload = {
-                "text": live.text,
-                "key": c.key,
-                "target": ws.relpath(memory_path) if memory_path.exists() else "MEMORY.md",
-                "source": "dreaming",
-                "path": live.path,
-                "start_line": live.start_line,
-                "end_line": live.end_line,
-                "citation": live.citation,
-                "heading": live.heading,
-                "date": live.day.isoformat() if live.day else None,
-                "run_id": run.run_id,
-                "score": round(s.score.total, 4),
-            }
-            decision = ctx.host.decide_write(payload, related_memories(mem, tokens))
+            target = ws.relpath(memory_path) if memory_path.exists() else "MEMORY.md"
+            payload = WriteCandidate(
+                text=live.text,
+                target=target,
+                source="dreaming",
+                key=c.key,
+                path=live.path,
+                start_line=live.start_line,
+                end_line=live.end_line,
+                heading=live.heading,
+                written_on=live.day,
+                run_id=run.run_id,
+                score=round(s.score.total, 4),
+            )
+            decision = ctx.host.decide_write(payload, related_memories(mem, tokens, target))
             if decision.action == "block":
                 reason = decision.reason or "blocked by before_message_write"
                 pool.set_status(c.key, "blocked", run.run_id, reason)

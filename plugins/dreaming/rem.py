@@ -5,14 +5,17 @@ themes (prompts/rem_themes.md.j2); offline the summary is the deterministic tag 
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 from lifelong import llm
 from lifelong.errors import LLMOffline
-from lifelong.templates import render
+from lifelong.templates import PromptTemplates
 
 from .candidates import list_dailies
 from .themes import Entry, find_corrections, find_themes, topic_terms
+
+PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
 
 
 def offline_summary(themes: list[Any]) -> str:
@@ -101,7 +104,7 @@ def rem_phase(ctx: Any, run: Any) -> dict[str, Any]:
 
     summary, summary_source, summary_note = offline_summary(themes), "offline", ""
     if run.model and cfg["use_model"] and themes:
-        prompt = render(
+        prompt = PROMPTS.render(
             "rem_themes.md.j2",
             today=today.isoformat(),
             timezone=str(ctx.workspace.timezone),

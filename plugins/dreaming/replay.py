@@ -1,15 +1,28 @@
-"""`lifelong dream replay-demo`: replay the template workspace's three weeks (2026-03-02 to
-2026-03-23). Each day, with the clock pinned to that day, the agent runs a few realistic searches
-through the real ``memory_search`` tool (``source="tool"``, answering as of that day so later notes
-stay unseen); each night at 03:00 the real consolidation runs. The durable facts that keep being
-looked up (the pitch decision, the offsite venue, the Android release date) end up in MEMORY.md
-with their citations; one-offs (the espresso machine) do not."""
+"""`lifelong dream replay SCRIPT`: replay days of an agent's searches with a dream each night.
+
+A replay script (YAML) names the days and what the agent searched on each::
+
+    first_day: 2026-03-02
+    last_day: 2026-03-23
+    hours: [9, 13, 17, 20]        # the n-th search of a day runs at hours[n % len(hours)]
+    searches:
+      "2026-03-02": ["when is the Northwind Ventures meeting", "who owns the Android client"]
+
+Each day, with the clock pinned to that day, each search goes through the real
+``memory_search`` tool (``source="tool"``, valid as of that moment, so later notes stay unseen);
+each night at 03:00 (workspace time zone) the real consolidation runs. ``lifelong demo`` replays
+its own script this way.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from lifelong import clock
 from lifelong.cli import emit_json
@@ -17,59 +30,69 @@ from lifelong.errors import InputError
 
 from .run import run_dream
 
-FIRST_DAY = dt.date(2026, 3, 2)
-LAST_DAY = dt.date(2026, 3, 23)
+DEFAULT_HOURS = (9, 13, 17, 20)
 
-# What the founder asks her agent on each day (a few realistic look-ups, several phrasings of the
-# same needs across days, and one one-off question about the espresso machine).
-DEMO_SEARCHES: dict[str, list[str]] = {
-    "2026-03-02": ["when is the Northwind Ventures meeting", "who owns the Android client"],
-    "2026-03-03": ["what should the pitch lead with", "date of the Northwind meeting"],
-    "2026-03-04": ["how does the pitch open", "what is our seed ask and valuation"],
-    "2026-03-05": ["pitch opening slide order", "how much are we raising in the seed"],
-    "2026-03-06": ["where is the team offsite", "offsite budget"],
-    "2026-03-07": ["which venue did we book for the offsite", "what did we decide about the pitch opening"],
-    "2026-03-08": ["offsite location and dates"],
-    "2026-03-09": ["who is the partner at Northwind", "what opens the pitch deck"],
-    "2026-03-10": ["team offsite venue on the Baltic coast", "seed valuation pre-money"],
-    "2026-03-11": ["pitch structure: where does market size go"],
-    "2026-03-12": ["week-4 retention of the beta cohort", "what did we decide for the pitch opening"],
-    "2026-03-13": ["how many people go to the offsite and where"],
-    "2026-03-14": ["what will Elena Brandt ask about"],
-    "2026-03-15": ["offsite booking at Gut Boltenhagen"],
-    "2026-03-16": [
-        "is the offsite booking confirmed",
-        "when is the Android release",
-        "how was the new espresso machine",
-    ],
-    "2026-03-17": ["Android release date", "offsite invoice due date"],
-    "2026-03-18": ["who owns the Android release and when is it"],
-    "2026-03-19": ["when do we ship the Android app", "what is our week-4 retention"],
-    "2026-03-20": ["how does the Northwind pitch open", "which venue is the offsite at"],
-    "2026-03-21": ["when is the follow-up call with Northwind"],
-    "2026-03-22": ["Android release plan"],
-    "2026-03-23": ["is the Android release date fixed", "what should I prepare for the Northwind follow-up"],
-}
-SEARCH_HOURS = (9, 13, 17, 20)
+
+@dataclass(frozen=True)
+class ReplayScript:
+    first_day: dt.date
+    last_day: dt.date
+    searches: dict[str, list[str]]
+    hours: tuple[int, ...] = DEFAULT_HOURS
+
+
+def _day(value: Any, key: str, where: str) -> dt.date:
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value))
+    except ValueError as exc:
+        raise InputError(f"{where}: {key} must be a date (YYYY-MM-DD), got {value!r}") from exc
+
+
+def load_script(path: Path) -> ReplayScript:
+    """Read and check a replay script; InputError names the file and the problem."""
+    where = str(path)
+    try:
+        data = yaml.safe_load(Path(path).read_text("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{where}: cannot read ({exc})") from exc
+    except yaml.YAMLError as exc:
+        raise InputError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("searches"), dict):
+        raise InputError(f"{where}: needs first_day, last_day and a 'searches' mapping of date -> queries")
+    first = _day(data.get("first_day"), "first_day", where)
+    last = _day(data.get("last_day"), "last_day", where)
+    if last < first:
+        raise InputError(f"{where}: last_day {last} is before first_day {first}")
+    searches: dict[str, list[str]] = {}
+    for day, queries in data["searches"].items():
+        key = _day(day, "a searches key", where).isoformat()
+        if not isinstance(queries, list) or not all(isinstance(q, str) and q.strip() for q in queries):
+            raise InputError(f"{where}: searches[{key}] must be a list of non-empty strings")
+        searches[key] = list(queries)
+    hours = tuple(data.get("hours") or DEFAULT_HOURS)
+    if not all(isinstance(h, int) and 0 <= h <= 23 for h in hours):
+        raise InputError(f"{where}: hours must be whole hours from 0 to 23")
+    return ReplayScript(first, last, searches, hours)
 
 
 def replay(
     host: Any,
-    searches: dict[str, list[str]],
-    first: dt.date,
-    last: dt.date,
+    script: ReplayScript,
     *,
     on_night: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Search each day, dream each night at 03:00 (workspace time zone). Returns the nights."""
     tz = host.workspace.timezone
     nights = []
-    day = first
-    while day <= last:
-        queries = searches.get(day.isoformat(), [])
+    day = script.first_day
+    hours = script.hours
+    while day <= script.last_day:
+        queries = script.searches.get(day.isoformat(), [])
         hits = 0
         for n, query in enumerate(queries):
-            at = dt.datetime(day.year, day.month, day.day, SEARCH_HOURS[n % len(SEARCH_HOURS)], tzinfo=tz)
+            at = dt.datetime(day.year, day.month, day.day, hours[n % len(hours)], tzinfo=tz)
             with clock.pinned(at):
                 result = host.ctx.call_tool(
                     "memory_search", query=query, source="tool", mode="valid-at", as_of=at.isoformat()
@@ -96,17 +119,14 @@ def replay(
     return nights
 
 
-def replay_template(host: Any, *, echo: Callable[[str], None] | None, as_json: bool = False) -> list[dict]:
+def replay_script(
+    host: Any, script: ReplayScript, *, echo: Callable[[str], None] | None, as_json: bool = False
+) -> list[dict]:
+    """Replay ``script`` on a workspace that has never dreamed, printing each night."""
     ws = host.workspace
-    missing = [d for d in ("2026-03-02", "2026-03-23") if not (ws.memory_dir / f"{d}.md").exists()]
-    if missing:
-        raise InputError(
-            "replay-demo needs the template workspace (memory/2026-03-02.md … 2026-03-23.md); "
-            "create one with `lifelong init DIR`"
-        )
     if host.store.conn.execute("SELECT count(*) FROM dream_runs").fetchone()[0]:
         raise InputError(
-            "this workspace already has dream runs; replay-demo needs a fresh `lifelong init` workspace"
+            "this workspace already has dream runs; a replay starts from a workspace that never dreamed"
         )
     memory = ws.memory_file
     before = memory.stat().st_size if memory.exists() else 0
@@ -124,7 +144,7 @@ def replay_template(host: Any, *, echo: Callable[[str], None] | None, as_json: b
         for p in entry["promoted"]:
             echo(f"    + {p['text']}  [Source: {p['source']}]")
 
-    nights = replay(host, DEMO_SEARCHES, FIRST_DAY, LAST_DAY, on_night=show)
+    nights = replay(host, script, on_night=show)
     after = memory.stat().st_size if memory.exists() else 0
     total = sum(len(n["promoted"]) for n in nights)
     if as_json:

@@ -17,25 +17,11 @@ import re
 from dataclasses import dataclass
 
 from lifelong.errors import InputError
+from lifelong.text import STOPWORDS, content_tokens, jaccard, stem, words
 from lifelong.workspace import daily_date, find_regions, split_frontmatter
 
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are aren't as at be because been before
-    being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
-    don't down during each few for from further had hadn't has hasn't have haven't having he he'd
-    he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into
-    is isn't it it's its itself let's me more most mustn't my myself no nor not of off on once only or
-    other ought our ours ourselves out over own same shan't she she'd she'll she's should shouldn't so
-    some such than that that's the their theirs them themselves then there there's these they they'd
-    they'll they're they've this those through to too under until up very was wasn't we we'd we'll
-    we're we've were weren't what what's when when's where where's which while who who's whom why
-    why's with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
-    also just get got like really today yesterday tomorrow will shall may might must us let lets
-    one two new did does maybe something anything thing things way still even much many""".split()
-)
+__all__ = ["STOPWORDS", "content_tokens", "jaccard", "stem", "words"]  # re-exported for REM and deep
 
-_TOKEN_RE = re.compile(r"[^\W_](?:[\w'’.,:-]*[^\W_])?", re.UNICODE)
-_SPLIT_INNER = re.compile(r"[’']s$")
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ITEM_RE = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])(\s+|$)(.*)$")
 _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s+")
@@ -65,47 +51,6 @@ def text_key(text: str) -> str:
     return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:12]
 
 
-def stem(word: str) -> str:
-    """A deliberately light English stemmer: booked/booking/books -> book, yearly -> year,
-    renewal -> renew."""
-    if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith("ied"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-        return word[:-2]
-    if len(word) > 5 and word.endswith("ly") and not word.endswith("ily"):
-        return word[:-2]
-    if len(word) > 6 and word.endswith("al") and not word.endswith(("ial", "ual")):
-        return word[:-2]
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-_LETTER_PUNCT = re.compile(r"(?<=[^\W\d_])[.,:](?=[^\W\d_])")
-
-
-def words(text: str) -> list[str]:
-    """Word tokens, lower case; hyphenated and numeric tokens (week-4, TW-418, 1.2M, 19:40) stay
-    whole, while letters joined by a dot, comma or colon without a space are split."""
-    out = []
-    for m in _TOKEN_RE.finditer(text.lower()):
-        token = _SPLIT_INNER.sub("", m.group(0).replace("’", "'"))
-        if _LETTER_PUNCT.search(token):
-            out.extend(t for t in re.split(r"[.,:]", token) if t)
-        else:
-            out.append(token)
-    return out
-
-
-def content_tokens(text: str) -> frozenset[str]:
-    """Stemmed tokens without stop words: what overlap and similarity are measured on."""
-    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
-
-
 _LABEL_RE = re.compile(r"^\s*(?:[A-Za-z][\w-]{0,15}:\s+){1,2}")
 
 
@@ -113,13 +58,6 @@ def similarity_tokens(text: str) -> frozenset[str]:
     """Content tokens without a leading label ("Reminder:", "Note:", "Reminder: Correction:"):
     what near-duplicate detection compares, so a note restated with a label is the same note."""
     return content_tokens(_LABEL_RE.sub("", text))
-
-
-def jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
-    if not a or not b:
-        return 0.0
-    inter = len(a & b)
-    return inter / (len(a) + len(b) - inter)
 
 
 def carries_marker(text: str) -> bool:

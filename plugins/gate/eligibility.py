@@ -8,9 +8,10 @@ has no chat id). Greetings, acknowledgements and meta chatter skip retrieval ent
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
+
+from lifelong import text
 
 CHAT_TYPES = ("direct", "group", "channel")
 SESSION_KINDS = ("interactive", "subagent", "cron", "heartbeat", "oneshot", "gate")
@@ -62,15 +63,14 @@ TRIVIAL_WORDS = frozenset(
     and too also then well just a the that this is was all done again
     """.split()
 )
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
 
 def is_trivial(message: str, *, max_words: int = 8) -> bool:
     """True for messages that need no memory: empty, only emoji/punctuation, or a few words that
     are all greetings, acknowledgements or meta chatter ("thanks!", "ok cool", "hi there")."""
-    words = [w.casefold().replace("’", "'") for w in _WORD.findall(message or "")]
+    words = text.words(message or "")
     if not words:
         return True
     if len(words) > max_words:
         return False
-    return all(w in TRIVIAL_WORDS or w in ("there", "it's", "thats", "that's", "i'm") for w in words)
+    return all(w in TRIVIAL_WORDS or w in ("there", "it", "thats", "i'm") for w in words)

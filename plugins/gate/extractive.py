@@ -34,29 +34,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lifelong.text import CHATTER, QUESTION_WORDS, STOPWORDS, stem, tokens, words
+
 from .query import clip
 
-STOPWORDS = frozenset(
-    """
-    a about above after again against all also am an and any are aren't as at be because been before
-    being below between both but by can can't could couldn't did didn't do does doesn't doing don't
-    down during each else ever few for from further get got had hadn't has hasn't have haven't
-    having he he'd he'll he's her here here's hers herself him himself his i i'd i'll i'm i've if in
-    into is isn't it it's its itself just let's like me more most mustn't my myself no nor not now
-    of off on once only or other ought our ours ourselves out over own please same shan't she
-    she'd she'll she's should shouldn't so some such than that that's the their theirs them
-    themselves then there there's these they they'd they'll they're they've this those through to
-    too under until up us very was wasn't we we'd we'll we're we've were weren't what what's when
-    when's where where's which while who who's whom why why's will with won't would wouldn't you
-    you'd you'll you're you've your yours yourself yourselves
-    anything something everything thing things know tell remind recall remember say said think
-    thought again still ever yet any maybe really actually much many how whose last next
-    hi hey hello thanks thank ok okay
-    """.split()
-)
-QUESTION_WORDS = frozenset("what when where who whom whose why how which".split())
+# Query filler beyond the shared stop words and chatter: words that point at time or attention
+# but name nothing to look for ("what did we decide last week", "now").
+QUERY_FILLER = frozenset("last next now".split())
+IGNORED = STOPWORDS | CHATTER | QUESTION_WORDS | QUERY_FILLER
 
-_WORD = re.compile(r"[^\W_]+(?:[-'’.,/:][^\W_]+)*", re.UNICODE)
 _LIST_MARK = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -113,28 +99,8 @@ CREDITED_CUES: dict[str, frozenset[str]] = {
 MIN_COVERAGE = 0.3  # share of the (weighted) query a unit must cover to count
 
 
-def words(text: str) -> list[str]:
-    return [w.casefold().replace("’", "'").strip(".,:/") for w in _WORD.findall(text)]
-
-
-def stem(word: str) -> str:
-    """A light suffix stripper: enough for "pitched"/"pitch", "opens"/"open", "decided"/"decide"."""
-    w = word.casefold()
-    if w.endswith("'s"):
-        w = w[:-2]
-    if any(ch.isdigit() for ch in w):
-        return w
-    for suffix in ("ations", "ation", "ings", "ing", "edly", "ied", "ies", "ed", "es", "s", "ly"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
-            w = w[: -len(suffix)] + ("y" if suffix in ("ied", "ies") else "")
-            break
-    if w.endswith("e") and len(w) > 4:
-        w = w[:-1]
-    return w
-
-
 def content_stems(text: str) -> set[str]:
-    return {stem(w) for w in words(text) if w not in STOPWORDS and w not in QUESTION_WORDS and len(w) > 1}
+    return {stem(w) for w in words(text) if w not in IGNORED and len(w) > 1}
 
 
 @dataclass(frozen=True)
@@ -226,11 +192,11 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
 
 def identifiers_in(text: str) -> int:
     """Proper nouns (capitalised words past the first), dates and numbers in ``text``."""
-    toks = _WORD.findall(text)
+    toks = tokens(text)
     proper = sum(
         1
         for i, t in enumerate(toks)
-        if i > 0 and t[:1].isupper() and t.casefold() not in STOPWORDS and not _DATE.fullmatch(t)
+        if i > 0 and t[:1].isupper() and t.casefold() not in IGNORED and not _DATE.fullmatch(t)
     )
     return (
         proper
@@ -256,7 +222,7 @@ def intent_strength(intent: str, text: str) -> float:
     if intent == "quantity":
         return 1.0 if _NUMBER.search(text) else 0.0
     # person / place: a name (a Title-case word past the first, not a month or weekday)
-    toks = _WORD.findall(text)
+    toks = tokens(text)
     return 1.0 if any(i > 0 and _is_name(t) for i, t in enumerate(toks)) else 0.0
 
 
@@ -264,7 +230,7 @@ def _is_name(token: str) -> bool:
     return (
         token[:1].isupper()
         and token[1:2].islower()
-        and token.casefold() not in STOPWORDS
+        and token.casefold() not in IGNORED
         and not _DATE.fullmatch(token)
     )
 
@@ -274,14 +240,14 @@ def query_weights(focus: str, context: str) -> tuple[dict[str, float], set[str]]
     and the latest message's *entities* (capitalised past the first word, or with digits), which
     weigh 2.0: names and identifiers are what must match."""
     weights: dict[str, float] = {}
-    for tok in _WORD.findall(context):
+    for tok in tokens(context):
         w = tok.casefold()
-        if w not in STOPWORDS and w not in QUESTION_WORDS and len(w) > 1:
+        if w not in IGNORED and len(w) > 1:
             weights.setdefault(stem(w), 0.5)
     entities: set[str] = set()
-    for i, tok in enumerate(_WORD.findall(focus)):
+    for i, tok in enumerate(tokens(focus)):
         w = tok.casefold()
-        if w in STOPWORDS or w in QUESTION_WORDS or len(w) <= 1:
+        if w in IGNORED or len(w) <= 1:
             continue
         special = (i > 0 and tok[:1].isupper()) or any(ch.isdigit() for ch in tok)
         weights[stem(w)] = 2.0 if special else 1.0

@@ -12,15 +12,17 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from lifelong import templates
+from lifelong.templates import PromptTemplates
 
 from .extractive import is_stale_hit
 from .query import clip
 
 PROMPT_TEMPLATE = "gate.md.j2"
+PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
 DEFAULT_STYLE = {"message": "strict", "recent": "balanced", "full": "contextual"}
 STYLE_INSTRUCTIONS = {
     "balanced": "Return a note when a memory clearly bears on what the user is asking or talking about; "
@@ -90,7 +92,7 @@ def render_prompt(
     timezone: str,
 ) -> list[dict[str, str]]:
     style = style_for(config, mode)
-    text = templates.render(
+    text = PROMPTS.render(
         PROMPT_TEMPLATE,
         today=now.date().isoformat(),
         timezone=timezone,

@@ -1,8 +1,8 @@
 """Markdown-aware chunking (pure).
 
 A document becomes *blocks* (a heading, a paragraph, one top-level list item with everything
-nested under it, a code fence, a table, a quote) with exact 1-based line ranges, from
-markdown-it-py's token maps. Blocks are packed greedily into chunks of about ``target_tokens``;
+nested under it, a code fence, a table, a quote) with exact 1-based line ranges, from the core's
+markdown parser (:mod:`lifelong.markdown`). Blocks are packed greedily into chunks of about ``target_tokens``;
 each new chunk starts with the trailing blocks of the previous one up to ``overlap_tokens``.
 A new chunk starts at a heading once the current one holds a quarter of the target, so chunks
 follow sections. A block is kept whole up to twice the target; only a block larger than that
@@ -14,22 +14,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from markdown_it import MarkdownIt
+from lifelong.markdown import Block, estimate_tokens, parse_blocks, split_lines
 
-_md = MarkdownIt("commonmark").enable("table")
-
-
-def estimate_tokens(text: str) -> int:
-    """A cheap token estimate (about four characters per token, at least one per word)."""
-    return max(len(text) // 4, len(text.split()))
-
-
-@dataclass(frozen=True)
-class Block:
-    start: int  # 1-based, inclusive
-    end: int  # 1-based, inclusive
-    kind: str
-    heading_path: tuple[str, ...]
+__all__ = ["Block", "Chunk", "chunk_markdown", "estimate_tokens", "parse_blocks"]
 
 
 @dataclass(frozen=True)
@@ -52,56 +39,6 @@ class Chunk:
         return f"{self.heading}\n{self.text}" if self.heading_path else self.text
 
 
-def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
-    while end > start and not lines[end - 1].strip():
-        end -= 1
-    while start < end and not lines[start - 1].strip():
-        start += 1
-    return start, end
-
-
-def parse_blocks(text: str, first_line: int = 1) -> list[Block]:
-    """Blocks of ``text`` with 1-based line numbers offset so that the first line of ``text``
-    is ``first_line`` (used when frontmatter precedes the body)."""
-    lines = text.split("\n")
-    tokens = _md.parse(text)
-    blocks: list[Block] = []
-    headings: list[tuple[int, str]] = []
-    covered_until = 0  # 0-based line index up to which blocks exist
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.level != 0 or tok.map is None or tok.nesting == -1:
-            i += 1
-            continue
-        start0, end0 = tok.map
-        if tok.type == "heading_open":
-            level = int(tok.tag[1:])
-            title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
-            headings = [h for h in headings if h[0] < level] + [(level, title)]
-            path = tuple(h[1] for h in headings)
-            s, e = _trim(lines, start0 + 1, end0)
-            blocks.append(Block(s + first_line - 1, e + first_line - 1, "heading", path))
-        elif tok.type in ("bullet_list_open", "ordered_list_open"):
-            path = tuple(h[1] for h in headings)
-            j = i + 1
-            while j < len(tokens) and not (tokens[j].level == 0 and tokens[j].nesting == -1):
-                item = tokens[j]
-                if item.type == "list_item_open" and item.level == 1 and item.map:
-                    s, e = _trim(lines, item.map[0] + 1, item.map[1])
-                    blocks.append(Block(s + first_line - 1, e + first_line - 1, "list_item", path))
-                j += 1
-            i = j
-        else:
-            path = tuple(h[1] for h in headings)
-            s, e = _trim(lines, start0 + 1, end0)
-            kind = tok.type.replace("_open", "")
-            blocks.append(Block(s + first_line - 1, e + first_line - 1, kind, path))
-        covered_until = max(covered_until, end0)
-        i += 1
-    return [b for b in blocks if b.end >= b.start]
-
-
 def chunk_markdown(
     text: str,
     *,
@@ -112,7 +49,7 @@ def chunk_markdown(
 ) -> list[Chunk]:
     """Chunk a markdown document. ``text`` is the whole file (for exact line text); ``body``
     and ``first_line`` let the caller skip frontmatter."""
-    all_lines = text.split("\n")
+    all_lines = split_lines(text)
     body_text = body if body is not None else text
     blocks = parse_blocks(body_text, first_line)
 
@@ -170,7 +107,7 @@ def chunk_markdown(
         size += t
     flush()
     if not chunks and text.strip():
-        s, e = _trim(all_lines, first_line, len(all_lines))
-        if e >= s:
-            chunks.append(Chunk(s, e, block_text(s, e), ()))
+        nonblank = [n for n in range(first_line, len(all_lines) + 1) if all_lines[n - 1].strip()]
+        if nonblank:
+            chunks.append(Chunk(nonblank[0], nonblank[-1], block_text(nonblank[0], nonblank[-1]), ()))
     return chunks

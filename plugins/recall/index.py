@@ -23,7 +23,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lifelong.embeddings import Embedder, EmbeddingUnavailable, engine_fallback
+from lifelong import clock
+from lifelong.contracts import Embedder, EmbeddingUnavailable, FileChanges
 from lifelong.errors import InputError, LifelongError
 from lifelong.workspace import Workspace, daily_date, find_regions, read_text_file, split_frontmatter
 
@@ -52,24 +53,7 @@ class FileState(NamedTuple):
     corpus: str = "memory"
 
 
-@dataclass(frozen=True)
-class ChangePlan:
-    new: tuple[str, ...] = ()
-    modified: tuple[str, ...] = ()
-    deleted: tuple[str, ...] = ()
-    unchanged: tuple[str, ...] = ()
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.new or self.modified or self.deleted)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "new": list(self.new),
-            "modified": list(self.modified),
-            "deleted": list(self.deleted),
-            "unchanged": len(self.unchanged),
-        }
+ChangePlan = FileChanges  # what a sync plans is what on_files_changed is told
 
 
 def plan_changes(
@@ -228,6 +212,7 @@ class RecallIndex:
         self._embedder_failed: str | None = None
         self._stats_cache: tuple[tuple[int, int], dict[str, tuple[float, int]]] | None = None
         self._centroid: tuple[str, np.ndarray] | None = None
+        self.total_docs: tuple[str, int] | None = None  # (generation, chunk count) for the FTS plan
 
     # meta -----------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
@@ -524,7 +509,7 @@ class RecallIndex:
                 for i in range(0, len(items), batch):
                     part = items[i : i + batch]
                     vecs = embedder.embed_passages([t for _, t in part])
-                    now = time.time()
+                    now = clock.now().timestamp()
                     rows = [
                         (provider, model, h, int(v.shape[0]), to_blob(v), now)
                         for (h, _), v in zip(part, vecs, strict=True)
@@ -535,7 +520,7 @@ class RecallIndex:
                     report.embedded += len(part)
                     if progress:
                         progress("embed", min(i + batch, len(items)), len(items))
-                self._warn(engine_fallback(embedder))
+                self._warn(embedder.status_warning())
             except EmbeddingUnavailable as exc:
                 self._embedder_failed = str(exc)
                 report.vectors = f"failed ({exc}); search is FTS-only until the next successful index"

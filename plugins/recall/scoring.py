@@ -5,36 +5,21 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any
 
 import numpy as np
 
-WORD_RE = re.compile(r"[\w][\w'’-]*[\w]|[\w]", re.UNICODE)
+from lifelong.contracts import Candidate
+from lifelong.text import CHATTER, STOPWORDS, fold, words
 
-STOPWORDS = frozenset(
-    """
-a about above after again against all am an and any are aren't as at be because been before being
-below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
-during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
-here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
-let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves
-out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the their
-theirs them themselves then there there's these they they'd they'll they're they've this those through
-to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
-where where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
-you've your yours yourself yourselves did does tell know remember recall said say like just also get got
-""".split()
-)
-
-
-def tokens(text: str) -> list[str]:
-    return [t.lower() for t in WORD_RE.findall(text)]
+QUERY_STOPWORDS = STOPWORDS | CHATTER
 
 
 def token_set(text: str) -> frozenset[str]:
-    return frozenset(WORD_RE.findall(text.lower())) - STOPWORDS
+    """The words of ``text`` without stop words (unstemmed): what MMR compares candidates on."""
+    return frozenset(w for w in words(text) if w not in STOPWORDS)
 
 
 def bm25_score(rank: float) -> float:
@@ -119,8 +104,8 @@ def fts_plan(
     the budget (at least one), OR-ed."""
     units: dict[str, tuple[str, ...]] = {}
     for unit in UNIT_RE.findall(text):
-        parts = tuple(p.lower() for p in PART_RE.findall(unit))
-        if not parts or (len(parts) == 1 and parts[0] in STOPWORDS):
+        parts = tuple(fold(p) for p in PART_RE.findall(unit))
+        if not parts or (len(parts) == 1 and parts[0] in QUERY_STOPWORDS):
             continue
         units.setdefault(" ".join(parts), parts)
     if not units:
@@ -156,51 +141,9 @@ def fts_query(text: str, **kwargs: Any) -> str | None:
     return plan.match if plan else None
 
 
-@dataclass
-class Candidate:
-    """One search candidate as it moves through the ranking."""
-
-    chunk_id: int
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    corpus: str = "memory"
-    heading: str = ""
-    source_date: float | None = None  # epoch seconds
-    evergreen: bool = False
-    generated: bool = False
-    cosine: float | None = None  # raw cosine similarity
-    similarity: float | None = None  # the vector score used in the hybrid (centred cosine)
-    bm25: float | None = None
-    fts_rank: float | None = None
-    hybrid: float = 0.0
-    decay: float = 1.0
-    score: float = 0.0
-    mmr_penalty: float = 0.0
-    rescued: bool = False
-    validity_end: float | None = None
-    superseded_by: str | None = None
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def key(self) -> str:
-        return f"{self.path}:{self.start_line}:{self.end_line}"
-
-    @property
-    def citation(self) -> str:
-        return f"{self.path}#L{self.start_line}-L{self.end_line}"
-
-
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b) if (a or b) else 0.0
-
-
 def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
-    """Pairwise ``jaccard`` of token sets, as a float64 matrix with the same values as the set
-    operations. The sets become bit rows; for up to 64 sets the intersections are popcounts of
+    """Pairwise :func:`lifelong.text.jaccard` of token sets, as a float64 matrix with the same
+    values as the set operations. The sets become bit rows; for up to 64 sets the intersections are popcounts of
     their ANDs (no BLAS, whose worker threads would spin on the core the parallel lexical leg
     uses), above that one incidence-matrix product."""
     vocab: dict[str, int] = {}
@@ -219,7 +162,7 @@ def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
         inter = (as_float @ as_float.T).astype(np.float64)
     sizes = np.asarray(lengths, dtype=np.float64)
     union = sizes[:, None] + sizes[None, :] - inter
-    return np.where(union > 0, inter / np.maximum(union, 1.0), 1.0)
+    return np.where(union > 0, inter / np.maximum(union, 1.0), 0.0)
 
 
 def mmr(

@@ -9,6 +9,7 @@ import hashlib
 import json
 import math
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -16,16 +17,25 @@ from typing import Any
 
 import numpy as np
 
-from lifelong.errors import InputError
+from lifelong.contracts import Candidate, SearchRequest
 
 from .index import RecallIndex, is_generated_path
-from .scoring import Candidate, bm25_score, centred_cosine, decay_factor, fts_plan, hybrid_score, mmr
+from .scoring import bm25_score, centred_cosine, decay_factor, fts_plan, hybrid_score, mmr
 from .vectors import pack_codes
 
-MODES = ("current", "valid-at", "all")
-CORPORA = ("memory", "wiki", "all")
-_total_docs_cache: dict[tuple[str, str], int] = {}
-_LEGS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-fts")
+__all__ = ["Candidate", "SearchOutcome", "SearchRequest", "Searcher", "result_json"]
+
+_legs_pool: ThreadPoolExecutor | None = None
+_legs_lock = threading.Lock()
+
+
+def _legs() -> ThreadPoolExecutor:
+    """The worker thread that runs the lexical leg beside the vector leg (made on first use)."""
+    global _legs_pool
+    with _legs_lock:
+        if _legs_pool is None:
+            _legs_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-fts")
+        return _legs_pool
 
 
 def _dot(rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
@@ -39,34 +49,6 @@ def _passing(conn: Any, ids: list[int], where: str, params: list[Any]) -> set[in
     """Which of these chunk ids pass the validity and corpus predicates."""
     sql = f"SELECT c.id FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?)) AND {where}"
     return {r[0] for r in conn.execute(sql, [json.dumps(ids), *params])}
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    query: str
-    max_results: int = 6
-    min_score: float = 0.35
-    corpus: str = "memory"
-    mode: str = "current"
-    as_of: dt.datetime | None = None
-    source: str = "tool"
-    record: bool = True
-    query_vector: Any = None  # precomputed query embedding (benchmarks exclude embedding time)
-
-    def validate(self) -> SearchRequest:
-        if not self.query or not self.query.strip():
-            raise InputError("query is empty")
-        if self.corpus not in CORPORA:
-            raise InputError(f"corpus: invalid value {self.corpus!r} (allowed: {', '.join(CORPORA)})")
-        if self.mode not in MODES:
-            raise InputError(f"mode: invalid value {self.mode!r} (allowed: {', '.join(MODES)})")
-        if self.mode == "valid-at" and self.as_of is None:
-            raise InputError("mode valid-at needs as_of (an ISO 8601 date/time)")
-        if not 1 <= self.max_results <= 100:
-            raise InputError(f"max_results: invalid value {self.max_results} (allowed: 1 to 100)")
-        if not 0.0 <= self.min_score <= 1.0:
-            raise InputError(f"min_score: invalid value {self.min_score} (allowed: 0 to 1)")
-        return self
 
 
 @dataclass
@@ -155,12 +137,17 @@ class Searcher:
         }
 
     def _total_docs(self, conn: Any = None) -> int:
+        """The number of chunks, counted once per index generation (one entry per index)."""
         conn = conn or self.conn
         generation = conn.execute("SELECT value FROM index_meta WHERE key = 'generation'").fetchone()
-        key = (str(self.index.store.path), generation[0] if generation else "0")
-        if key not in _total_docs_cache:
-            _total_docs_cache[key] = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        return _total_docs_cache[key]
+        generation = generation[0] if generation else "0"
+        cached = self.index.total_docs
+        if cached is None or cached[0] != generation:
+            cached = self.index.total_docs = (
+                generation,
+                conn.execute("SELECT count(*) FROM chunks").fetchone()[0],
+            )
+        return cached[1]
 
     def fts_leg(
         self, req: SearchRequest, where: str, params: list[Any], limit: int, conn: Any = None
@@ -296,7 +283,7 @@ class Searcher:
         # embeds the query and runs the vector leg (SQLite and numpy release the GIL)
         store = self.index.store
         reader = store.reader() if have_vectors and cfg["parallel_legs"] else None
-        fts_job = _LEGS.submit(self._timed_fts_leg, req, where, params, pool, reader) if reader else None
+        fts_job = _legs().submit(self._timed_fts_leg, req, where, params, pool, reader) if reader else None
         if fts_job is None:
             fts, legs["fts_ms"] = self._timed_fts_leg(req, where, params, pool, None)
         if have_vectors:

@@ -11,7 +11,9 @@ from click.testing import CliRunner
 
 from lifelong import __version__
 from lifelong.cli import cli
-from lifelong.host import BUILTIN_PLUGINS
+from lifelong.host import is_builtin, plugin_entry_points
+
+BUILTINS = sorted(ep.name for ep in plugin_entry_points() if is_builtin(ep))
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,18 +32,31 @@ def test_version() -> None:
 def test_init_then_status_json_lists_all_plugins(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     created = json.loads(run("init", str(ws), "--json").output)
-    assert "MEMORY.md" in created["created"] and created["kept"] == []
+    assert sorted(created["created"]) == ["MEMORY.md", "lifelong.yaml", "memory/", "wiki/"]
+    assert created["kept"] == []
     data = json.loads(run("--workspace", str(ws), "status", "--json").output)
     assert data["version"] == 1
     ids = [p["id"] for p in data["plugins"]]
-    assert ids == list(BUILTIN_PLUGINS)
+    assert sorted(ids) == BUILTINS
+    assert [p["order"] for p in data["plugins"]] == sorted(p["order"] for p in data["plugins"])
     for p in data["plugins"]:
-        assert p["status"] in ("loaded", "disabled", "not_available")
-        if p["status"] == "not_available":
-            assert p["hooks"] == [] and not p["enabled"]
+        assert p["status"] == "loaded" and p["hooks"], p
     assert data["index"]["sqlite_version"].startswith("3.")
     assert data["embedding"]["provider"] == "local"
-    assert data["timezone"] == "Europe/Berlin"
+
+
+def test_init_creates_an_empty_workspace_in_the_machines_zone(tmp_path: Path) -> None:
+    from lifelong import clock
+
+    ws = tmp_path / "new"
+    run("init", str(ws))
+    assert list((ws / "memory").iterdir()) == [] and (ws / "wiki").is_dir()
+    memory = (ws / "MEMORY.md").read_text()
+    assert memory.startswith("# MEMORY") and "Maya" not in memory and "<!--" not in memory.split("`")[0]
+    config = (ws / "lifelong.yaml").read_text()
+    assert f"timezone: {clock.system_timezone_name()}" in config and "Europe/Berlin" not in config
+    # the workspace is valid: status loads it
+    assert json.loads(run("--workspace", str(ws), "status", "--json").output)["timezone"]
 
 
 def test_init_never_overwrites(tmp_path: Path) -> None:
@@ -87,7 +102,7 @@ def test_plugins_command_without_workspace(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("LIFELONG_WORKSPACE", raising=False)
     out = json.loads(run("plugins", "--json").output)
-    assert [p["id"] for p in out["plugins"]] == list(BUILTIN_PLUGINS)
+    assert sorted(p["id"] for p in out["plugins"]) == BUILTINS
 
 
 def _all_commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from lifelong.contracts import WriteCandidate
 from lifelong.errors import ConfigError, PluginError
-from lifelong.host import BUILTIN_PLUGINS, HOOK_NAMES, Host, implemented_hooks, load_manifest
+from lifelong.host import HOOK_NAMES, Host, implemented_hooks, is_builtin, load_manifest, plugin_entry_points
 from lifelong.workspace import Workspace
 
 MANIFEST = """\
@@ -64,7 +65,7 @@ def test_a_raising_plugin_does_not_stop_the_others(make_plugin, make_workspace) 
     host = Host(ws, builtins=(), entry_points=False, extra_plugins=[good, bad])
     result = host.before_reply({"id": "s1"}, "hello")
     assert result.note == "from good" and result.prefix == "P"
-    assert host.decide_write({"text": "x"}, []).action == "warn"
+    assert host.decide_write(WriteCandidate("x", "MEMORY.md", "test"), []).action == "warn"
     assert [f["plugin"] for f in host.faults] == ["bad", "bad"]
     log = (ws.logs_dir / "bad.log").read_text()
     assert "RuntimeError: boom" in log and "Traceback" in log and "ValueError: broken gate" in log
@@ -93,15 +94,21 @@ def test_firstresult_stops_at_first_answer(make_plugin, make_workspace) -> None:
         """,
         "retrieval_pre",
     )
-    host = Host(make_workspace(), builtins=(), entry_points=False, extra_plugins=[a, b])
-    # pluggy order: last registered first; b returns None, so a is asked and answers
+    host = Host(make_workspace(), builtins=(), entry_points=False, extra_plugins=[b, a])
+    # same order (100): by id, so "pa" is asked first, answers, and "pb" is never asked
     assert host.call("retrieval_pre", ctx=host.ctx, request={}) == [["from a"]]
-    assert (a.CALLS, b.CALLS) == (["a"], ["b"])
+    assert (a.CALLS, b.CALLS) == (["a"], [])
     a.CALLS.clear()
-    b.CALLS.clear()
-    host2 = Host(make_workspace(), builtins=(), entry_points=False, extra_plugins=[b, a])
+    late = MANIFEST.format(id="pa", hooks="retrieval_pre") + "order: 150\n"
+    a_late = make_plugin(
+        "pa2",
+        "CALLS = []\n@hookimpl\ndef retrieval_pre(ctx, request):\n    CALLS.append('a')\n    return ['from a']\n",
+        "retrieval_pre",
+        manifest=late,
+    )
+    host2 = Host(make_workspace(), builtins=(), entry_points=False, extra_plugins=[a_late, b])
     assert host2.call_first("retrieval_pre", ctx=host2.ctx, request={}) == ["from a"]
-    assert (a.CALLS, b.CALLS) == (["a"], [])  # a answered first: b is never asked
+    assert (a_late.CALLS, b.CALLS) == (["a"], ["b"])  # b (order 100) first returns None, then a
 
 
 def test_missing_schema_refuses_with_clear_error(make_plugin, make_workspace) -> None:
@@ -201,11 +208,50 @@ def test_unknown_hook_in_manifest(make_plugin) -> None:
 
 def test_builtin_manifests_match_implemented_hooks() -> None:
     host = Host(None, entry_points=False)
-    available = [r for r in host.plugins.values() if r.status != "not_available"]
-    assert available, "at least the recall plugin must be available"
-    for record in available:
+    builtins = sorted(ep.name for ep in plugin_entry_points() if is_builtin(ep))
+    assert "recall" in builtins and sorted(host.plugins) == builtins
+    for record in host.plugins.values():
+        assert record.source == "builtin"
         assert sorted(record.hooks) == implemented_hooks(record.module), record.id
-    assert [r for r in host.plugins] == list(BUILTIN_PLUGINS)
+    orders = [(r.order, r.id) for r in host.plugins.values()]
+    assert orders == sorted(orders)
+
+
+def test_hooks_run_in_plugin_order(make_plugin, make_workspace) -> None:
+    body = """
+        CALLS = []
+        @hookimpl
+        def on_files_changed(ctx, changes):
+            CALLS.append(__name__)
+        """
+    late = make_plugin(
+        "late",
+        body,
+        "on_files_changed",
+        manifest=MANIFEST.format(id="late", hooks="on_files_changed") + "order: 300\n",
+    )
+    early = make_plugin(
+        "early",
+        body,
+        "on_files_changed",
+        manifest=MANIFEST.format(id="early", hooks="on_files_changed") + "order: 5\n",
+    )
+    host = Host(make_workspace(), builtins=(), entry_points=False, extra_plugins=[late, early])
+    assert host.implementers("on_files_changed") == ["early", "late"]
+    host.call("on_files_changed", ctx=host.ctx, changes=None)
+    assert late.CALLS == ["tp_late"] and early.CALLS == ["tp_early"]
+    assert list(host.plugins) == ["early", "late"]
+
+
+def test_unknown_builtin_name_is_refused(make_workspace) -> None:
+    with pytest.raises(PluginError, match="no built-in plugin named 'recal'"):
+        Host(make_workspace(), builtins=("recal",), entry_points=False)
+
+
+def test_configuring_a_plugin_that_is_not_installed_is_refused(make_workspace) -> None:
+    host = Host(make_workspace(config={"plugins": {"recal": {}}}))
+    with pytest.raises(ConfigError, match=r"plugins\.recal: no such plugin"):
+        host.check_config()
 
 
 def test_every_hook_has_a_docstring() -> None:
@@ -217,6 +263,7 @@ def test_every_hook_has_a_docstring() -> None:
         "register_commands",
         "register_tools",
         "register_migrations",
+        "provide_embedder",
         "on_files_changed",
         "retrieval_pre",
         "retrieval_post",
@@ -235,13 +282,13 @@ def test_tools_return_errors_not_exceptions(make_host) -> None:
     assert "unknown tool" in host.call_tool("nope", {})["error"]
     assert "missing required argument" in host.call_tool("memory_search", {})["error"]
     assert "unknown argument" in host.call_tool("memory_search", {"query": "x", "bogus": 1})["error"]
-
-
-def test_not_available_plugins_are_listed_honestly() -> None:
-    host = Host(None, entry_points=False)
-    for record in host.plugins.values():
-        if record.module is None:
-            assert record.status == "not_available"
+    bad_type = host.call_tool("memory_search", {"query": "x", "max_results": "many"})["error"]
+    assert bad_type == "memory_search: max_results: invalid value 'many' (allowed: type integer)"
+    assert (
+        "max_results: invalid value 0"
+        in host.call_tool("memory_search", {"query": "x", "max_results": 0})["error"]
+    )
+    assert "arguments must be an object" in host.call_tool("memory_search", ["x"])["error"]
 
 
 # --- layering -------------------------------------------------------------------------------
@@ -249,20 +296,61 @@ def test_not_available_plugins_are_listed_honestly() -> None:
 ROOT = Path(__file__).resolve().parents[2]
 
 
+DYNAMIC_IMPORTERS = {"import_module", "__import__", "find_spec", "spec_from_file_location", "run_module"}
+PACKAGES_ABOVE_THE_CORE = ("lifelong_plugins", "plugins", "lifelong_evals", "evals")
+
+
 def _imports(path: Path) -> set[str]:
+    """Every module a file imports: import statements, and the string literals handed to
+    importlib.import_module / __import__ / find_spec / runpy (dynamic imports), including
+    f-strings' constant parts."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in DYNAMIC_IMPORTERS and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    names.add(arg.value)
+                elif isinstance(arg, ast.JoinedStr):
+                    names.add("".join(v.value for v in arg.values if isinstance(v, ast.Constant)))
     return names
 
 
-def test_core_never_imports_plugins() -> None:
+def _mentions(path: Path) -> set[str]:
+    """String constants in a file that name a package above the core (an entry-point string or a
+    module path built at run time is an import too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for pkg in ("lifelong_plugins", "lifelong_evals"):
+                if pkg in node.value:
+                    found.add(node.value)
+    return found
+
+
+def test_core_never_imports_plugins_or_the_eval_harness() -> None:
     for path in (ROOT / "lifelong").rglob("*.py"):
-        bad = {n for n in _imports(path) if n.split(".")[0] in ("lifelong_plugins", "plugins")}
+        bad = {n for n in _imports(path) if n.split(".")[0] in PACKAGES_ABOVE_THE_CORE}
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+        assert not _mentions(path), f"{path.relative_to(ROOT)} names {_mentions(path)}"
+
+
+def test_the_layering_check_sees_dynamic_imports(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import importlib\n"
+        "def load(pid):\n"
+        "    importlib.import_module(f'lifelong_plugins.{pid}')\n"
+        "    __import__('lifelong_evals.harness')\n"
+    )
+    assert {"lifelong_plugins.", "lifelong_evals.harness"} <= _imports(probe)
+    assert _mentions(probe) == {"lifelong_plugins.", "lifelong_evals.harness"}
 
 
 def test_plugins_do_not_import_each_other() -> None:

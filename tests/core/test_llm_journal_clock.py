@@ -9,7 +9,7 @@ from freezegun import freeze_time
 from lifelong import clock, llm
 from lifelong.errors import InputError, LLMOffline, LLMTimeout
 from lifelong.journal import Journal, RollbackConflict, rollback
-from lifelong.templates import render
+from lifelong.templates import PromptTemplates
 
 
 def test_llm_offline_without_model() -> None:
@@ -88,5 +88,10 @@ def test_journal_refuses_when_human_edited(make_workspace) -> None:
 def test_templates_are_strict(tmp_path) -> None:
     import jinja2
 
+    (tmp_path / "note.j2").write_text("Today is {{ today }}.")
+    prompts = PromptTemplates(tmp_path)
+    assert prompts.render("note.j2", today="2026-03-04") == "Today is 2026-03-04."
+    with pytest.raises(jinja2.UndefinedError):
+        prompts.render("note.j2")
     with pytest.raises(jinja2.TemplateNotFound):
-        render("does-not-exist.j2")
+        prompts.render("does-not-exist.j2")

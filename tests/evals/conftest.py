@@ -145,7 +145,7 @@ def tiny_locomo(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def small_bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     """One small synthetic corpus (2,000 chunks), built and measured once: (figures, root)."""
-    from evals import bench_search
+    from lifelong_evals import bench_search
 
     cache = tmp_path_factory.mktemp("bench-cache")
     results = bench_search.run_bench(

@@ -3,11 +3,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lifelong_evals import bench_search
 from lifelong_plugins.recall import service
-from lifelong_plugins.recall.search import Searcher, SearchRequest
+from lifelong_plugins.recall.search import Searcher
 
-from evals import bench_search
 from lifelong import clock
+from lifelong.contracts import SearchRequest
 
 
 def test_bulk_built_corpus_is_a_consistent_index(small_bench: tuple[dict[str, Any], Path]) -> None:

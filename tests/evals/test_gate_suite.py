@@ -6,10 +6,15 @@ from typing import Any
 
 import litellm
 import pytest
-
-from evals.harness import RunOptions
-from evals.locomo import load_locomo
-from evals.suite_gate import agent_answer, gate_unavailable, lazy_default_gap, offline_hit_rate, summarise
+from lifelong_evals.harness import RunOptions
+from lifelong_evals.locomo import load_locomo
+from lifelong_evals.suite_gate import (
+    agent_answer,
+    gate_unavailable,
+    lazy_default_gap,
+    offline_hit_rate,
+    summarise,
+)
 
 pytestmark = pytest.mark.skipif(gate_unavailable() is not None, reason="gate plugin not available")
 
@@ -53,8 +58,8 @@ def test_offline_gate_rows_and_summary(tiny_locomo: Path, tmp_path: Path) -> Non
 
 
 def test_agent_loop_runs_the_memory_tool_through_the_host(tiny_locomo: Path, tmp_path: Path) -> None:
-    from evals.suite_gate import _host
-    from evals.suite_retrieval import index_conversation
+    from lifelong_evals.suite_gate import _host
+    from lifelong_evals.suite_retrieval import index_conversation
 
     convs, _ = load_locomo(tiny_locomo / "locomo10.json", None)
     root = tmp_path / "ws"

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from evals import harness
-from evals.harness import RunOptions, Suite, SuiteSkipped, eval_command, run_eval
+from lifelong_evals import harness
+from lifelong_evals.harness import RunOptions, Suite, SuiteSkipped, eval_command, run_eval
 
 
 def invoke(*args: str):  # noqa: ANN201

@@ -4,7 +4,13 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from evals.locomo import load_locomo, normalise_evidence, parse_session_time, session_files, write_workspace
+from lifelong_evals.locomo import (
+    load_locomo,
+    normalise_evidence,
+    parse_session_time,
+    session_files,
+    write_workspace,
+)
 
 
 def load(folder: Path):  # noqa: ANN201

@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from evals.bench_search import ClusteredVectors, ZipfText, exact_top_k, percentiles
-from evals.locomo import Question, SessionFile
-from evals.suite_gate import answer_in, cited_turns, score_note
-from evals.suite_retrieval import (
+from lifelong_evals.bench_search import ClusteredVectors, ZipfText, exact_top_k, percentiles
+from lifelong_evals.locomo import Question, SessionFile
+from lifelong_evals.suite_gate import answer_in, cited_turns, score_note
+from lifelong_evals.suite_retrieval import (
     Hit,
     aggregate,
     question_metrics,

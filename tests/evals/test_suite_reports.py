@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evals import suite_consolidation, suite_latency
-from evals.persona import generate_persona_month
+from lifelong_evals import suite_consolidation, suite_latency
+from lifelong_evals.persona import generate_persona_month
 
 
 def test_latency_report_and_plot_from_a_small_bench(
@@ -30,7 +30,7 @@ def test_latency_report_and_plot_from_a_small_bench(
 
 
 def test_consolidation_curve_scores_with_the_persona_judge(tmp_path: Path) -> None:
-    from evals import persona
+    from lifelong_evals import persona
 
     month = generate_persona_month(1)
     durable = [(k, v) for k, v in month.labels.items() if v.kind == "durable" and v.version == 0]

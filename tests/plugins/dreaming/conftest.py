@@ -19,7 +19,7 @@ from lifelong import clock
 from lifelong.host import Host
 
 BERLIN = ZoneInfo("Europe/Berlin")
-PLUGINS = ("recall", "dreaming")
+PLUGINS = ("embeddings", "recall", "dreaming")
 
 
 def at(day: str, hour: int = 3, minute: int = 0) -> dt.datetime:

@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import BERLIN, at, record_event  # noqa: F401
 
 from lifelong.cli import cli
 from lifelong.host import Host
 from lifelong.workspace import Workspace
+
+from .conftest import BERLIN, at, record_event  # noqa: F401
 
 DAILY = (
     "# 2026-03-04\n\n## Investor pitch\n"
@@ -36,11 +37,16 @@ def cli_run(*args: str, code: int = 0):
 def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     cli_run("init", str(root))
+    (root / "MEMORY.md").write_text(
+        "# MEMORY\n\n## About me\n- I'm Maya, founder of Tidewater Labs.\n"
+        "- Based in Berlin; I prefer short, direct answers and metric units.\n\n## Sticky\n"
+        "- Never schedule meetings before 10:00 on Mondays. <!-- sticky -->\n"
+    )
     (root / "lifelong.yaml").write_text("timezone: Europe/Berlin\nembedding: {provider: none}\n")
     for rel in list((root / "memory").glob("*.md")):
         rel.unlink()
     (root / "memory/2026-03-04.md").write_text(DAILY)
-    host = Host(Workspace(root), builtins=("recall", "dreaming"), entry_points=False)
+    host = Host(Workspace(root), builtins=("embeddings", "recall", "dreaming"), entry_points=False)
     for n, (day, q) in enumerate(QUERIES):
         record_event(host, "memory/2026-03-04.md", 1, 6, q, at(day, 10 + n))
     host.close()
@@ -54,7 +60,7 @@ def test_dream_help_lists_its_subcommands() -> None:
         "rollback",
         "history",
         "schedule",
-        "replay-demo",
+        "replay",
         "--dry-run",
         "--backfill",
         "--json",
@@ -117,13 +123,22 @@ def test_unknown_run_and_key_are_one_line_errors(tmp_path: Path) -> None:
 
 
 def test_replay_demo_grows_memory_with_the_durable_facts_only(tmp_path: Path) -> None:
-    """The demo's replay on the template workspace, with the real local embedder."""
+    """The demo's replay script on the demo workspace, with the real local embedder."""
+    from lifelong_plugins.demo.commands import REPLAY_SCRIPT, create_demo_workspace
+
     root = tmp_path / "demo"
-    cli_run("init", str(root))
+    create_demo_workspace(root)
     before = (root / "MEMORY.md").read_text()
     out = json.loads(
         cli_run(
-            "--workspace", str(root), "--now", "2026-03-24T09:00", "dream", "replay-demo", "--json"
+            "--workspace",
+            str(root),
+            "--now",
+            "2026-03-24T09:00",
+            "dream",
+            "replay",
+            str(REPLAY_SCRIPT),
+            "--json",
         ).output
     )
     assert out["version"] == 1 and len(out["nights"]) == 22
@@ -139,5 +154,5 @@ def test_replay_demo_grows_memory_with_the_durable_facts_only(tmp_path: Path) ->
     for p in promoted:
         assert f"key:{p['key']} src:{p['source']}" in memory
     assert out["memory_bytes_after"] > out["memory_bytes_before"]
-    again = cli_run("--workspace", str(root), "dream", "replay-demo", code=1).output
+    again = cli_run("--workspace", str(root), "dream", "replay", str(REPLAY_SCRIPT), code=1).output
     assert again.startswith("error: this workspace already has dream runs")

@@ -4,18 +4,21 @@ gate, the lock, the diary and history."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import threading
 import types
 
 import pytest
-from conftest import at, dream, record_event, search, snapshot
 from lifelong_plugins.dreaming.run import explain, history, rollback_run
 
+from lifelong.contracts import RelatedFact, WriteCandidate
 from lifelong.errors import LockedError
 from lifelong.hookspecs import WriteDecision, hookimpl
 from lifelong.journal import RollbackConflict
 from lifelong.workspace import find_regions
+
+from .conftest import at, dream, record_event, search, snapshot
 
 MEMORY = (
     "# MEMORY\n\nDurable facts. Edit freely.\n\n## About me\n- I live in Berlin.\n\n"
@@ -164,7 +167,7 @@ def test_live_reread_drops_a_candidate_the_user_edited(dream_host, make_workspac
     (root / "lifelong.yaml").write_text(
         "timezone: Europe/Berlin\nembedding: {provider: none}\nplugins: {dreaming: {min_score: 0.3}}\n"
     )
-    lenient = Host(Workspace(root), builtins=("recall", "dreaming"), entry_points=False)
+    lenient = Host(Workspace(root), builtins=("embeddings", "recall", "dreaming"), entry_points=False)
     try:
         run = dream(lenient, at("2026-03-09"))
     finally:
@@ -368,9 +371,9 @@ class _WriteGate:
     @hookimpl
     def before_message_write(self, ctx, candidate, existing):
         self.seen.append((candidate, existing))
-        if "valuation" in candidate["text"]:
+        if "valuation" in candidate.text:
             return WriteDecision("block", "contradicts EUR 1.5M in MEMORY.md", source="testgate")
-        if "Android" in candidate["text"]:
+        if "Android" in candidate.text:
             return WriteDecision("supersede", "replaces the March 2 plan", ("abc",), source="testgate")
         return WriteDecision("allow", source="testgate")
 
@@ -415,9 +418,11 @@ def test_every_candidate_passes_before_message_write(dream_host) -> None:
     blocked = run.reports["deep"]["blocked"]
     assert [b["text"] for b in blocked] == ["Ask is EUR 1.2M seed at a EUR 8M pre-money valuation."]
     assert "valuation" not in (host.workspace.root / "MEMORY.md").read_text()
-    candidate, existing = next((c, e) for c, e in gate.seen if "Android" in c["text"])
-    assert candidate["citation"] == f"{D16}#L4-L4" and candidate["source"] == "dreaming"
-    assert existing and "April 10" in existing[0]["text"]
+    candidate, existing = next((c, e) for c, e in gate.seen if "Android" in c.text)
+    assert isinstance(candidate, WriteCandidate) and all(isinstance(e, RelatedFact) for e in existing)
+    assert candidate.citation == f"{D16}#L4-L4" and candidate.source == "dreaming"
+    assert candidate.written_on == dt.date(2026, 3, 16) and candidate.target == "MEMORY.md"
+    assert existing and "April 10" in existing[0].text and existing[0].path == "MEMORY.md"
     assert run.reports["deep"]["warnings"][0]["key"] == run.promoted[0]["key"]
 
 
@@ -468,7 +473,9 @@ def test_a_lock_prevents_two_concurrent_runs_and_plugins_join_the_phases(dream_h
     from lifelong.host import Host
     from lifelong.workspace import Workspace
 
-    second_host = Host(Workspace(host.workspace.root), builtins=("recall", "dreaming"), entry_points=False)
+    second_host = Host(
+        Workspace(host.workspace.root), builtins=("embeddings", "recall", "dreaming"), entry_points=False
+    )
     try:
         with pytest.raises(LockedError, match="'dream' lock"):
             dream(second_host, at("2026-03-10"))

@@ -10,7 +10,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
-from conftest import at, dream
 from lifelong_plugins.dreaming.schedule import (
     build_scheduler,
     last_fire_time,
@@ -21,6 +20,8 @@ from lifelong_plugins.dreaming.schedule import (
 
 from lifelong import clock
 from lifelong.errors import ConfigError
+
+from .conftest import at, dream
 
 BERLIN = ZoneInfo("Europe/Berlin")
 ROOT = Path(__file__).resolve().parents[3]

@@ -23,6 +23,8 @@ from lifelong_plugins.dreaming.snippets import (
     text_key,
 )
 
+from lifelong.text import stem
+
 DAILY = """---
 mood: fine
 ---
@@ -104,9 +106,11 @@ def test_keys_are_stable_and_whitespace_insensitive() -> None:
     assert len(text_key("x")) == 12
 
 
-def test_content_tokens_stem_lightly_and_keep_identifiers() -> None:
-    assert content_tokens("Booked the offsites") == {"book", "offsite"}
-    assert content_tokens("which venue did we book") == {"venue", "book"}
+def test_content_tokens_stem_and_keep_identifiers() -> None:
+    assert (
+        content_tokens("Booked the offsites") == content_tokens("booking the offsite") == {"book", "offsit"}
+    )
+    assert content_tokens("which venue did we book") == {stem("venue"), "book"}
     assert {"tw-418", "week-4", "1.2m"} <= content_tokens("TW-418 week-4 retention, EUR 1.2M")
 
 

@@ -47,7 +47,15 @@ def _litellm_imported() -> None:
 
 @pytest.fixture
 def gate_host(make_host):
-    def make(files=FILES, gate=None, *, embedding="none", builtins=("recall", "gate"), extra=(), llm=None):
+    def make(
+        files=FILES,
+        gate=None,
+        *,
+        embedding="none",
+        builtins=("embeddings", "recall", "gate"),
+        extra=(),
+        llm=None,
+    ):
         config = {"embedding": {"provider": embedding}, "plugins": {"gate": gate or {}}}
         if llm:
             config["llm"] = llm
@@ -100,9 +108,11 @@ def gate_events(host) -> list[dict]:
 
 
 def test_template_workspace_answers_the_pitch_question_offline(tmp_path: Path) -> None:
+    from lifelong_plugins.demo.commands import create_demo_workspace
+
     ws = tmp_path / "x"
     runner = CliRunner()
-    assert runner.invoke(cli, ["init", str(ws)]).exit_code == 0
+    create_demo_workspace(ws)
     out = runner.invoke(
         cli, ["--workspace", str(ws), "--now", "2026-03-24T09:00", "gate", PITCH], catch_exceptions=False
     )

@@ -179,7 +179,9 @@ def test_mmr_matches_the_plain_set_based_algorithm() -> None:
     """The matrix-based MMR picks exactly what the textbook loop over set Jaccard picks."""
     import random
 
-    from lifelong_plugins.recall.scoring import jaccard, token_set
+    from lifelong_plugins.recall.scoring import token_set
+
+    from lifelong.text import jaccard
 
     def reference(cands, lam, limit, drop_above):  # noqa: ANN001, ANN202
         pool = sorted(cands, key=lambda c: c.score, reverse=True)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from lifelong_plugins.recall import service
 
 from lifelong import clock
@@ -23,9 +24,7 @@ FILES = {
 
 def host_with(make_workspace, module, files=FILES, config=None) -> Host:
     ws = make_workspace(files, config)
-    from lifelong.host import BUILTIN_PLUGINS
-
-    return Host(ws, builtins=BUILTIN_PLUGINS, entry_points=False, extra_plugins=[module])
+    return Host(ws, entry_points=False, extra_plugins=[module])
 
 
 def test_retrieval_pre_short_circuits(make_workspace, write_plugin) -> None:
@@ -116,8 +115,9 @@ def test_remote_embedding_failure_degrades_to_fts_only(make_host, monkeypatch) -
 def test_float32_engine_that_cannot_read_its_weights_falls_back_and_status_says_so(
     make_host, tmp_path
 ) -> None:
+    from lifelong_plugins.embeddings.providers import LocalE5
+
     from lifelong.cli import status_data
-    from lifelong.embeddings import LocalE5
 
     broken = tmp_path / "weights.bin"
     broken.write_bytes(b"E5S1" + b"\0" * 64)
@@ -138,27 +138,19 @@ def test_float32_engine_that_cannot_read_its_weights_falls_back_and_status_says_
     assert "\n" not in warning
 
 
-def test_store_without_sqlite_vec_still_searches(make_host, monkeypatch, caplog) -> None:
-    import sqlite_vec
+def test_no_sqlite_extension_is_loaded_or_reported(make_host) -> None:
+    """Vectors are searched in memory; the store loads no extension and status names none."""
+    from lifelong.cli import status_data
 
-    import lifelong.store as store_mod
-
-    def broken_load(conn):
-        raise OSError("cannot load extension")
-
-    monkeypatch.setattr(sqlite_vec, "load", broken_load)
-    monkeypatch.setattr(store_mod, "_vec_warned", False)
     host = make_host(FILES)
-    with caplog.at_level("WARNING", logger="lifelong.store"):
-        assert not host.store.vec_available
-        Store(host.workspace.state_dir / "other.sqlite").close()
-    assert sum("sqlite-vec unavailable" in r.message for r in caplog.records) == 1  # said once
     with clock.pinned(NOW):
         out = host.call_tool("memory_search", {"query": "where is the team offsite", "min_score": 0})
     assert "memory/2026-03-06.md" in [r["path"] for r in out["results"]]
-    assert (
-        host.store.query("SELECT count(*) n FROM chunk_vectors")[0]["n"] == 3
-    )  # vectors without the extension
+    assert host.store.query("SELECT count(*) n FROM chunk_vectors")[0]["n"] == 3
+    with pytest.raises(Exception, match="no such function"):
+        host.store.execute("select vec_version()")
+    index = status_data(host)["index"]
+    assert set(index) == {"path", "sqlite_version", "tables"}
 
 
 def test_index_watch_follows_atomic_saves(make_workspace) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from lifelong_plugins.recall import service
-from lifelong_plugins.recall.search import SearchRequest
 
 from lifelong import clock
 from lifelong.cli import cli
+from lifelong.contracts import SearchRequest
 
 BERLIN = clock.zone("Europe/Berlin")
 NOW = dt.datetime(2026, 3, 24, 9, 0, tzinfo=BERLIN)

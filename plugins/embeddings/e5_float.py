@@ -40,8 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
+from lifelong.errors import LifelongError
+
 from . import threads
-from .errors import LifelongError
 
 MAGIC = b"E5S1"
 QK = 32  # weights per Q4_0 block

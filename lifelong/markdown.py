@@ -1,0 +1,145 @@
+"""Markdown documents as blocks with exact line ranges (pure): the one parser every plugin uses.
+
+A document's *lines* are split at ``\\r\\n``, ``\\r`` or ``\\n`` (:func:`split_lines`); the same rule
+numbers lines everywhere (chunks, snippets, ``memory_get``), so a file saved with old Mac line
+endings or a stray carriage return numbers the same in all of them.
+
+:func:`parse_blocks` uses markdown-it-py's token maps. A block is a heading, a paragraph, a code
+fence, a table, a quote, an HTML block or a list item. By default a list item is a top-level item
+with everything nested under it (what a chunk keeps together); with ``nested_items=True`` every
+item at any depth is its own block, covering its own lines only, and carries the first lines of
+its ancestor items in ``parents`` (what a fact under a parent bullet needs to make sense alone).
+Every block carries its heading path.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+_md = MarkdownIt("commonmark").enable("table")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` without their terminators (``\\r\\n``, ``\\r`` or ``\\n``). A final
+    terminator does not start another line."""
+    lines = _NEWLINE.split(text)
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def normalise_newlines(text: str) -> str:
+    return _NEWLINE.sub("\n", text)
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap token estimate: about four characters per token (at least one per word), and one
+    per character of Chinese, Japanese or Korean text, which a subword tokenizer splits finely."""
+    unspaced = len(_UNSPACED.findall(text))
+    if not unspaced:
+        return max(len(text) // 4, len(text.split()))
+    rest = _UNSPACED.sub(" ", text)
+    return unspaced + max(len(rest.strip()) // 4, len(rest.split()))
+
+
+@dataclass(frozen=True)
+class Block:
+    start: int  # 1-based, inclusive
+    end: int  # 1-based, inclusive
+    kind: str  # heading | paragraph | list_item | fence | code_block | table | blockquote | html_block | hr
+    heading_path: tuple[str, ...]
+    depth: int = 0  # list nesting depth (0 for top-level items and non-items)
+    parents: tuple[str, ...] = ()  # first lines of the ancestor list items (nested_items only)
+
+
+def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
+    """Shrink a 1-based inclusive range past blank lines at either end (within ``lines``)."""
+    end = min(end, len(lines))
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    while start < end and not lines[start - 1].strip():
+        start += 1
+    return start, end
+
+
+def _inline_text(tokens: list[Token], i: int) -> str:
+    """The text of the first inline token after position ``i`` (a heading or item's first line)."""
+    for tok in tokens[i + 1 : i + 4]:
+        if tok.type == "inline":
+            return tok.content.split("\n", 1)[0].strip()
+    return ""
+
+
+def parse_blocks(text: str, first_line: int = 1, *, nested_items: bool = False) -> list[Block]:
+    """Blocks of ``text`` with 1-based line numbers, offset so that the first line of ``text``
+    is ``first_line`` (used when frontmatter precedes the body)."""
+    body = normalise_newlines(text)
+    lines = body.split("\n")
+    tokens = _md.parse(body)
+    blocks: list[Block] = []
+    headings: list[tuple[int, str]] = []
+    offset = first_line - 1
+
+    def add(start0: int, end0: int, kind: str, depth: int = 0, parents: tuple[str, ...] = ()) -> None:
+        s, e = _trim(lines, start0 + 1, end0)
+        if e >= s and lines[s - 1 : e] and any(ln.strip() for ln in lines[s - 1 : e]):
+            blocks.append(Block(s + offset, e + offset, kind, tuple(h[1] for h in headings), depth, parents))
+
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.level != 0 or tok.map is None or tok.nesting == -1:
+            i += 1
+            continue
+        start0, end0 = tok.map
+        if tok.type == "heading_open":
+            level = int(tok.tag[1:])
+            headings = [h for h in headings if h[0] < level] + [(level, _inline_text(tokens, i))]
+            add(start0, end0, "heading")
+        elif tok.type in ("bullet_list_open", "ordered_list_open"):
+            j = i + 1
+            close = next(
+                (k for k in range(i + 1, len(tokens)) if tokens[k].level == 0 and tokens[k].nesting == -1),
+                len(tokens),
+            )
+            if nested_items:
+                _nested(tokens, i + 1, close, add)
+            else:
+                for j in range(i + 1, close):
+                    item = tokens[j]
+                    if item.type == "list_item_open" and item.level == 1 and item.map:
+                        add(item.map[0], item.map[1], "list_item")
+            i = close
+        else:
+            add(start0, end0, tok.type.replace("_open", ""))
+        i += 1
+    return blocks
+
+
+def _nested(tokens: list[Token], begin: int, end: int, add) -> None:  # noqa: ANN001 - local callback
+    """Every list item in tokens[begin:end] as its own block: its lines up to its first nested
+    list, with the first lines of its ancestors."""
+    stack: list[tuple[int, str]] = []  # (token level of the item, its first line)
+    for k in range(begin, end):
+        tok = tokens[k]
+        if tok.type != "list_item_open" or tok.map is None:
+            continue
+        while stack and stack[-1][0] >= tok.level:
+            stack.pop()
+        own_end = tok.map[1]
+        for m in range(k + 1, end):
+            inner = tokens[m]
+            if inner.level <= tok.level and inner.type == "list_item_close":
+                break
+            if inner.type in ("bullet_list_open", "ordered_list_open") and inner.map:
+                own_end = inner.map[0]
+                break
+        depth = len(stack)
+        add(tok.map[0], own_end, "list_item", depth, tuple(text for _, text in stack))
+        stack.append((tok.level, _inline_text(tokens, k)))

@@ -1,0 +1,139 @@
+"""Text measures shared by every plugin: one word tokeniser, one stop-word list, one stemmer, one
+Jaccard. Plugins build their own measures on these instead of writing their own.
+
+- :func:`fold` normalises for matching: Unicode NFKC (full-width ``ＫＶ`` is ``KV``, a decomposed
+  ``é`` is one character), then case-folded.
+- :func:`words` finds word tokens in folded text. Identifiers stay whole (``tw-418``, ``1.2m``,
+  ``19:40``, ``week-4``, ``v2.3``), letters glued by a dot, comma or colon without a space are split
+  (``end.next``), a possessive ``'s`` is dropped. Runs of Chinese characters and Japanese kana,
+  written without spaces, become overlapping character bigrams (a single character stays as it
+  is), so two texts sharing a word share tokens without a segmenter.
+- :func:`stem` is the Snowball (Porter 2) English stemmer for ASCII words; other words are kept
+  as they are. Results are cached.
+- :data:`STOPWORDS` are English function words; :data:`CHATTER` the conversational filler
+  ("remember", "tell", "thanks", "something") that carries no content in a query or a note.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+
+import snowballstemmer
+
+STOPWORDS = frozenset(
+    """
+a about above after again against all am an and any are aren't as at be because been before being
+below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
+here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
+let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves
+out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the their
+theirs them themselves then there there's these they they'd they'll they're they've this those through
+to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
+where where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
+you've your yours yourself yourselves us shall will
+""".split()
+)
+
+CHATTER = frozenset(
+    """
+tell know remember recall remind said say says think thought like just also get got really actually
+maybe something anything everything thing things way still even much many please yet ever again
+hi hey hello thanks thank ok okay let lets
+""".split()
+)
+
+QUESTION_WORDS = frozenset("what when where who whom whose why how which".split())
+
+_TOKEN_RE = re.compile(r"[^\W_](?:[\w'’.,:/-]*[^\W_])?", re.UNICODE)
+_POSSESSIVE = re.compile(r"'s$")
+_LETTER_PUNCT = re.compile(r"(?<=[^\W\d_])[.,:/](?=[^\W\d_])")
+# Han, Hiragana, Katakana (and their extensions): scripts written without spaces between words.
+_UNSPACED = re.compile(
+    r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+"
+)
+_ASCII_WORD = re.compile(r"[a-z]+")
+
+
+def fold(text: str) -> str:
+    """NFKC-normalised and case-folded: the form every comparison of words is made on."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def _split_token(token: str) -> list[str]:
+    token = _POSSESSIVE.sub("", token.replace("’", "'").replace("'S", "'s"))
+    if _LETTER_PUNCT.search(token):
+        return [t for part in re.split(r"[.,:/]", token) for t in _split_token(part) if t]
+    if not _UNSPACED.search(token):
+        return [token.strip("'-")] if token.strip("'-") else []
+    out: list[str] = []
+    pos = 0
+    for m in _UNSPACED.finditer(token):
+        if m.start() > pos:
+            out.extend(_split_token(token[pos : m.start()]))
+        out.extend(_bigrams(m.group(0)))
+        pos = m.end()
+    if pos < len(token):
+        out.extend(_split_token(token[pos:]))
+    return out
+
+
+def tokens(text: str) -> list[str]:
+    """Word tokens of ``text`` as written (NFKC-normalised, case kept): for rules that look at
+    capitals (names) or digits. :func:`words` is the same list folded."""
+    out: list[str] = []
+    for m in _TOKEN_RE.finditer(unicodedata.normalize("NFKC", text)):
+        out.extend(_split_token(m.group(0)))
+    return out
+
+
+def words(text: str) -> list[str]:
+    """Word tokens of ``text``, folded (see the module docstring)."""
+    out: list[str] = []
+    for m in _TOKEN_RE.finditer(fold(text)):
+        out.extend(_split_token(m.group(0)))
+    return out
+
+
+_english = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """The Snowball English stem of an ASCII word of four letters or more; other words as they
+    are (names and identifiers with digits are not stemmed)."""
+    if len(word) < 4 or not _ASCII_WORD.fullmatch(word):
+        return word
+    return _english.stemWord(word)
+
+
+def is_stopword(word: str) -> bool:
+    return word in STOPWORDS or word in CHATTER
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that carry content: no stop words, chatter or single letters."""
+    return [
+        w for w in words(text) if not is_stopword(w) and (len(w) > 1 or w.isdigit() or ord(w[0]) > 0x2FFF)
+    ]
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    """Stems of the content words: what overlap and similarity are measured on."""
+    return frozenset(stem(w) for w in content_words(text))
+
+
+def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
+    """|a ∩ b| / |a ∪ b|; 0.0 when either side is empty (nothing in common is not a match)."""
+    sa, sb = a if isinstance(a, frozenset | set) else set(a), b if isinstance(b, frozenset | set) else set(b)
+    if not sa or not sb:
+        return 0.0
+    inter = len(sa & sb)
+    return inter / (len(sa) + len(sb) - inter)

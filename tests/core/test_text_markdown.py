@@ -1,0 +1,80 @@
+"""The shared text measures and the markdown-blocks parser of the core."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lifelong.markdown import estimate_tokens, parse_blocks, split_lines
+from lifelong.text import CHATTER, STOPWORDS, content_tokens, fold, jaccard, stem, tokens, words
+
+
+def test_words_keep_identifiers_and_split_glued_letters() -> None:
+    assert words("Fernwood's seed: $2M; TW-418 v2.3 at 19:40, week-4 end.Next") == [
+        "fernwood", "seed", "2m", "tw-418", "v2.3", "at", "19:40", "week-4", "end", "next",
+    ]  # fmt: skip
+    assert tokens("Elena Brandt met TW-418") == ["Elena", "Brandt", "met", "TW-418"]
+
+
+def test_unicode_is_normalised_before_matching() -> None:
+    decomposed = "Mu\u0308nchen cafe\u0301"
+    assert words(decomposed) == words("München café") == ["münchen", "café"]
+    assert words("ＫＶ store") == ["kv", "store"]  # full-width forms fold to ASCII
+    assert fold("STRASSE") == "strasse"
+
+
+def test_unspaced_scripts_become_character_bigrams() -> None:
+    assert words("東京タワー") == ["東京", "京タ", "タワ", "ワー"]
+    assert words("猫") == ["猫"]
+    shared = set(words("昨日東京タワーに行った")) & set(words("東京タワーの写真"))
+    assert {"東京", "タワ", "ワー"} <= shared
+
+
+def test_stemming_and_stopwords() -> None:
+    assert stem("pitched") == stem("pitches") == stem("pitch")
+    assert stem("booking") == stem("booked") == "book"
+    assert stem("tw-418") == "tw-418" and stem("ios") == "ios"  # short words and identifiers kept
+    assert "the" in STOPWORDS and "remember" in CHATTER
+    assert content_tokens("Do you remember what we booked for the offsite?") == {"book", "offsit"}
+
+
+def test_jaccard_of_empty_sets_is_zero() -> None:
+    assert jaccard(set(), set()) == 0.0
+    assert jaccard({"a", "b"}, {"b", "c"}) == 1 / 3
+
+
+def test_lines_split_on_every_line_ending() -> None:
+    assert split_lines("a\r\nb\rc\nd\n") == ["a", "b", "c", "d"]
+    assert split_lines("") == [""]
+
+
+def test_a_bare_carriage_return_numbers_lines_like_memory_get() -> None:
+    blocks = parse_blocks("# H\r- one\r- two\r\rpara")
+    assert [(b.kind, b.start, b.end) for b in blocks] == [
+        ("heading", 1, 1), ("list_item", 2, 2), ("list_item", 3, 3), ("paragraph", 5, 5),
+    ]  # fmt: skip
+
+
+def test_nested_items_carry_their_parents() -> None:
+    text = "## People\n- Emma Rees\n  - prefers short messages after work\n    - no calls\n- Tom\n"
+    blocks = [b for b in parse_blocks(text, nested_items=True) if b.kind == "list_item"]
+    assert [(b.start, b.depth, b.parents) for b in blocks] == [
+        (2, 0, ()), (3, 1, ("Emma Rees",)), (4, 2, ("Emma Rees", "prefers short messages after work")), (5, 0, ()),
+    ]  # fmt: skip
+    assert all(b.heading_path == ("People",) for b in blocks)
+    top = [b for b in parse_blocks(text) if b.kind == "list_item"]
+    assert [(b.start, b.end) for b in top] == [(2, 4), (5, 5)]  # default: an item with what it holds
+
+
+def test_cjk_text_counts_more_tokens_than_its_length_over_four() -> None:
+    assert estimate_tokens("東京タワーに行った") == 9
+    assert estimate_tokens("one two three four") == 4
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300))
+def test_blocks_always_lie_within_the_lines(text: str) -> None:
+    n = len(split_lines(text))
+    for b in parse_blocks(text) + parse_blocks(text, nested_items=True):
+        assert 1 <= b.start <= b.end <= n
+    words(text)  # never raises
