@@ -217,6 +217,44 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{mark} {r['id']:<11} {', '.join(r['hooks']) or r['note']}")
 
 
+@cli.command("audit")
+@click.option("--run", "run_id", default=None, help="Only the writes of this run id.")
+@click.option("--path", "path_filter", default=None, help="Only the writes to this workspace path.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="Newest N entries.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def audit_cmd(
+    ctx: click.Context, run_id: str | None, path_filter: str | None, limit: int, as_json: bool
+) -> None:
+    """Every automatic durable write (promotions, diary, reports, wiki, captures, flushes,
+    rollbacks, supersedes): time, run, file, action, sha256 before and after."""
+    from dataclasses import asdict
+
+    from . import audit
+
+    ws = ctx.find_object(CliState).workspace()
+    entries, bad = audit.read(ws)
+    entries = [
+        e
+        for e in entries
+        if (run_id is None or e.run_id == run_id) and (path_filter is None or e.path == path_filter)
+    ][-limit:]
+    if as_json:
+        emit_json(
+            {"version": JSON_SCHEMA_VERSION, "entries": [asdict(e) for e in entries], "unreadable_lines": bad}
+        )
+        return
+    if not entries:
+        click.echo("no automatic writes recorded" + (" for that filter" if run_id or path_filter else ""))
+    for e in entries:
+        change = f"{(e.before_sha or '-')[:8]} -> {(e.after_sha or '-')[:8]}"
+        click.echo(
+            f"{e.time}  {e.action:<15} {e.path}  {change}  {e.plugin or '-'} {e.run_id or ''}".rstrip()
+        )
+    if bad:
+        click.echo(f"({bad} unreadable line(s) skipped in .lifelong/audit.jsonl)")
+
+
 @cli.command("mcp")
 @click.pass_context
 def mcp_cmd(ctx: click.Context) -> None:

@@ -1,4 +1,5 @@
-"""Journaled writes: every automatic write records the exact previous bytes so a run can be undone.
+"""Journaled writes: every automatic write records the exact previous bytes so a run can be undone,
+and an entry in the audit log (:mod:`lifelong.audit`).
 
 A journal belongs to one run (``run_id``) and lives in ``.lifelong/journal/<run_id>/``:
 ``entries.json`` lists, in order, each written path with the sha256 of the bytes before and after,
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import audit
 from .errors import LifelongError, WorkspaceError
 from .workspace import Workspace, atomic_write
 
@@ -39,11 +41,14 @@ class JournalEntry:
 
 
 class Journal:
-    def __init__(self, workspace: Workspace, run_id: str):
+    """The journal of one run. ``plugin`` names the writer in the audit log."""
+
+    def __init__(self, workspace: Workspace, run_id: str, *, plugin: str = ""):
         if not run_id or "/" in run_id or run_id.startswith("."):
             raise WorkspaceError(f"invalid run id {run_id!r}")
         self.workspace = workspace
         self.run_id = run_id
+        self.plugin = plugin
         self.dir = workspace.state_dir / "journal" / run_id
 
     @property
@@ -58,8 +63,9 @@ class Journal:
     def exists(self) -> bool:
         return self.entries_path.exists()
 
-    def write(self, path: Path, data: bytes | str) -> None:
-        """Atomically write ``data`` to ``path`` (inside the workspace), journaling the old bytes."""
+    def write(self, path: Path, data: bytes | str, *, action: str = "write") -> None:
+        """Atomically write ``data`` to ``path`` (inside the workspace), journaling the old bytes
+        and recording ``action`` in the audit log."""
         if isinstance(data, str):
             data = data.encode("utf-8")
         path = self.workspace.resolve(path)
@@ -84,13 +90,16 @@ class Journal:
         # entry whose after_sha does not match, which rollback reports instead of guessing.
         atomic_write(self.entries_path, json.dumps([e.__dict__ for e in entries], indent=1))
         atomic_write(path, data)
-
-    def written_paths(self) -> list[str]:
-        seen: list[str] = []
-        for e in self.entries():
-            if e.path not in seen:
-                seen.append(e.path)
-        return seen
+        entry = entries[-1]
+        audit.record(
+            self.workspace,
+            path=entry.path,
+            action=action if before is not None else "create",
+            run_id=self.run_id,
+            plugin=self.plugin,
+            before_sha=entry.before_sha,
+            after_sha=entry.after_sha,
+        )
 
 
 def rollback(
@@ -131,12 +140,23 @@ def rollback(
         plan.append((path, resolved))
     restored = []
     for path, data in plan:
+        before_sha = sha256(path.read_bytes()) if path.exists() else None
         if data is None:
             if path.exists():
                 path.unlink()
         else:
             atomic_write(path, data)
-        restored.append(workspace.relpath(path) if path.exists() else str(path.relative_to(workspace.root)))
+        rel = workspace.relpath(path) if path.exists() else str(path.relative_to(workspace.root))
+        restored.append(rel)
+        audit.record(
+            workspace,
+            path=rel,
+            action="rollback" if data is not None else "rollback-delete",
+            run_id=run_id,
+            plugin=journal.plugin,
+            before_sha=before_sha,
+            after_sha=sha256(data) if data is not None else None,
+        )
     done = journal.dir / "rolled_back"
     atomic_write(done, "\n".join(restored))
     return restored

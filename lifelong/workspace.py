@@ -254,6 +254,18 @@ def replace_region(text: str, name: str, body: str) -> str:
     return f"{text}{sep}{_fence(name, 'start')}\n{body}{_fence(name, 'end')}\n"
 
 
+def append_text(current: str, addition: str) -> str:
+    """``current`` with ``addition`` appended on lines of its own (append-only: every byte of
+    ``current`` is kept; a missing final newline is added before the addition)."""
+    if not addition:
+        return current
+    if not addition.endswith("\n"):
+        addition += "\n"
+    if current and not current.endswith(("\n", "\r")):
+        current += "\n"
+    return current + addition
+
+
 def remove_region(text: str, name: str) -> str:
     """Return ``text`` without region ``name`` (fences included); unchanged when absent."""
     for region in find_regions(text):

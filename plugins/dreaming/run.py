@@ -153,7 +153,7 @@ def run_dream(
             cfg,
             backfill=backfill,
             dry_run=dry_run,
-            journal=None if dry_run else Journal(ws, run_id),
+            journal=None if dry_run else Journal(ws, run_id, plugin=PLUGIN),
             model=(ws.config.get("llm") or {}).get("model"),
             llm_kwargs=dict(llm_kwargs or {}),
             event_watermark=float(read_meta(store, WATERMARK_KEY) or 0.0),
