@@ -503,7 +503,7 @@ def run_persona_month(
     root: Path,
     *,
     embedding: str = "local",
-    plugins: tuple[str, ...] | None = ("recall", "dreaming"),
+    plugins: tuple[str, ...] | None = ("embeddings", "recall", "dreaming"),
     echo: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Replay ``month`` in a fresh workspace at ``root`` through the real recall and nightly job."""
