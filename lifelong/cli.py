@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from . import __version__, clock
+from .contracts import StatusReport
 from .errors import LifelongError
 from .host import Host
 from .workspace import Workspace, init_workspace, resolve_root
@@ -38,6 +39,43 @@ class CliState:
                 clock.set_now(clock.parse_instant(self.now_option, ws.timezone))
             self._host = Host(ws)
         return self._host
+
+    def pin_now(self, value: str) -> None:
+        """A subcommand's ``--now`` (it wins over the group's)."""
+        self.now_option = value
+        clock.set_now(clock.parse_instant(value))  # re-parsed in the workspace zone by host()
+        if self._host is not None and self._host.workspace is not None:
+            clock.set_now(clock.parse_instant(value, self._host.workspace.timezone))
+
+
+NOW_HELP = "Pretend it is this time (ISO 8601; a naive time is in the workspace's zone)."
+
+
+def _subcommand_now(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value:
+        state = ctx.find_object(CliState)
+        if state is not None:
+            state.pin_now(value)
+
+
+def add_now_option(command: click.Command) -> click.Command:
+    """Give ``command`` (and a group's subcommands) the ``--now`` option, so it can be written
+    after the command as well as before it (``lifelong search q --now 2026-03-04``)."""
+    if not any("--now" in getattr(p, "opts", ()) for p in command.params):
+        command.params.append(
+            click.Option(
+                ["--now"],
+                metavar="ISO8601",
+                help=NOW_HELP,
+                expose_value=False,
+                is_eager=True,
+                callback=_subcommand_now,
+            )
+        )
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            add_now_option(sub)
+    return command
 
 
 def get_host(ctx: click.Context | None = None) -> Host:
@@ -70,6 +108,9 @@ class LifelongGroup(click.Group):
         self.load_plugin_commands()
         return super().get_command(ctx, cmd_name)
 
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        super().add_command(add_now_option(cmd), name)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -90,7 +131,7 @@ class LifelongGroup(click.Group):
     help="Workspace folder (default: $LIFELONG_WORKSPACE, "
     "then the current folder if it holds lifelong.yaml).",
 )
-@click.option("--now", metavar="ISO8601", help="Pretend it is this time (for replay, tests and evals).")
+@click.option("--now", metavar="ISO8601", help=NOW_HELP + " Also accepted after any subcommand.")
 @click.pass_context
 def cli(ctx: click.Context, workspace: str | None, now: str | None) -> None:
     """lifelong: a memory for personal AI agents that deepens over months.
@@ -128,38 +169,52 @@ def init(directory: str, as_json: bool) -> None:
 
 
 def status_data(host: Host) -> dict[str, Any]:
+    """What ``lifelong status`` shows: the workspace, plugin health, each plugin's report
+    (hook ``status_report``), warnings and the next steps."""
     ws = host.workspace
     assert ws is not None
-    store = host.store
     emb = ws.config.get("embedding", {})
-    data: dict[str, Any] = {
+    reports = [r for r in host.call("status_report", ctx=host.ctx) if isinstance(r, StatusReport)]
+    faults_by_plugin: dict[str, int] = {}
+    for fault in host.faults:
+        faults_by_plugin[fault["plugin"]] = faults_by_plugin.get(fault["plugin"], 0) + 1
+    plugins = []
+    for record in host.plugins.values():
+        row = record.as_json()
+        row["health"] = (
+            "disabled"
+            if record.status != "loaded"
+            else (f"{faults_by_plugin[record.id]} fault(s)" if record.id in faults_by_plugin else "ok")
+        )
+        plugins.append(row)
+    warnings: list[str] = []
+    warnings_file = ws.state_dir / "warnings.json"
+    if warnings_file.exists():
+        try:
+            warnings += json.loads(warnings_file.read_text("utf-8"))
+        except ValueError:
+            warnings.append("warnings.json unreadable")
+    for r in reports:
+        warnings += [f"{r.plugin}: {w}" for w in r.warnings]
+    return {
         "version": JSON_SCHEMA_VERSION,
         "lifelong": __version__,
         "workspace": str(ws.root),
         "timezone": str(ws.timezone),
         "now": clock.now(ws.timezone).isoformat(timespec="seconds"),
         "config": ws.config,
-        "plugins": [r.as_json() for r in host.plugins.values()],
-        "index": {
-            "path": str(ws.index_path),
-            "sqlite_version": store.sqlite_version,
-            "tables": store.table_counts(),
-        },
+        "plugins": plugins,
+        "reports": {r.plugin: {"summary": list(r.summary), **r.data} for r in reports},
+        "index": {"path": str(ws.index_path), "sqlite_version": host.store.sqlite_version},
         "embedding": {
             "provider": emb.get("provider", "local"),
             "model": emb.get("model"),
             "engine": emb.get("engine", "float32") if emb.get("provider", "local") == "local" else None,
         },
-        "warnings": [],
+        "warnings": list(dict.fromkeys(warnings)),
         "faults": host.faults,
+        "next_steps": list(dict.fromkeys(step for r in reports for step in r.next_steps)),
     }
-    warnings_file = ws.state_dir / "warnings.json"
-    if warnings_file.exists():
-        try:
-            data["warnings"] = json.loads(warnings_file.read_text("utf-8"))
-        except ValueError:
-            data["warnings"] = ["warnings.json unreadable"]
-    return data
 
 
 @cli.command()
@@ -168,34 +223,25 @@ def status_data(host: Host) -> dict[str, Any]:
 )
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
-    """Plugins, config, index statistics, vector backend and embedding provider."""
+    """What is in memory and whether it is healthy: each plugin's state (files and chunks
+    indexed, last index, last dream, MEMORY.md items...), warnings, faults and the next step."""
     data = status_data(get_host(ctx))
     if as_json:
         emit_json(data)
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    console.print(
-        f"[bold]lifelong {data['lifelong']}[/] workspace [cyan]{data['workspace']}[/] "
-        f"({data['timezone']}, now {data['now']})"
-    )
-    table = Table("plugin", "status", "hooks", box=None)
-    for p in data["plugins"]:
-        table.add_row(p["id"], p["status"], ", ".join(p["hooks"]) or p["note"])
-    console.print(table)
-    idx = data["index"]
-    console.print(f"index: {idx['path']} (SQLite {idx['sqlite_version']})")
-    for name, count in sorted(idx["tables"].items()):
-        console.print(f"  {name}: {count}")
-    emb = data["embedding"]
-    engine = f" (engine {emb['engine']})" if emb.get("engine") else ""
-    console.print(f"embedding: {emb['provider']} {emb['model'] or ''}".rstrip() + engine)
+    click.echo(f"lifelong {data['lifelong']}  workspace {data['workspace']}")
+    click.echo(f"  time zone {data['timezone']}, now {data['now']}")
+    plugins = ", ".join(f"{p['id']} ({p['health']})" for p in data["plugins"])
+    click.echo(f"  plugins: {plugins}")
+    for plugin, report in data["reports"].items():
+        for n, line in enumerate(report["summary"]):
+            click.echo(f"{plugin + ':' if n == 0 else '':<11}{line}")
     for w in data["warnings"]:
-        console.print(f"[yellow]warning:[/] {w}")
+        click.echo(f"warning: {w}")
     for f in data["faults"]:
-        console.print(f"[red]plugin fault:[/] {f['plugin']} in {f['hook']}: {f['error']}")
+        click.echo(f"plugin fault: {f['plugin']} in {f['hook']}: {f['error']}")
+    for step in data["next_steps"]:
+        click.echo(f"next: {step}")
 
 
 @cli.command("plugins")

@@ -319,6 +319,23 @@ class ConsolidationRun:
 
 
 # ---------------------------------------------------------------------------------------------
+# Status
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """One plugin's part of ``lifelong status``: a few human lines (``summary``), the same facts as
+    JSON (``data``), problems the user should know about (``warnings``) and what to do next
+    (``next_steps``, commands to run)."""
+
+    plugin: str
+    summary: tuple[str, ...] = ()
+    data: JSONObject = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    next_steps: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------
 # Registration
 
 

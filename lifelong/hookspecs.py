@@ -28,6 +28,7 @@ from .contracts import (
     RelatedFact,
     SearchRequest,
     Session,
+    StatusReport,
     ToolRegistrar,
     WriteCandidate,
     WriteDecision,
@@ -73,6 +74,12 @@ def provide_embedder(ctx: Context, config: JSONObject) -> Embedder | None:
     """Return the :class:`~lifelong.contracts.Embedder` for the workspace's ``embedding``
     config section, or None when this plugin does not serve that provider. First non-None wins;
     with provider ``none`` nobody answers and search is FTS-only."""
+
+
+@hookspec
+def status_report(ctx: Context) -> StatusReport | None:
+    """This plugin's part of ``lifelong status``: what a user needs to know (counts, last run,
+    health, warnings) and the next step, as a :class:`~lifelong.contracts.StatusReport`."""
 
 
 # --- index lifecycle ------------------------------------------------------------------------

@@ -265,6 +265,8 @@ class Host:
         except pluggy.PluginValidationError as exc:
             name = self.pm.get_name(exc.plugin) if getattr(exc, "plugin", None) is not None else "?"
             raise PluginError(f"plugin {name!r}: {exc}") from exc
+        if builtins is None and entry_points:
+            self.check_config()  # every installed plugin is loaded: a plugins: key naming none is a typo
         self.call("register_tools", register=self._register_tool)
         self.call("register_migrations", register=self.migrations.append)
 
@@ -299,7 +301,7 @@ class Host:
 
     def check_config(self) -> None:
         """Refuse a ``plugins:`` section naming a plugin that is not installed (a typo would
-        otherwise be ignored silently). Only for hosts that loaded every plugin."""
+        otherwise be ignored silently). Run at start-up by hosts that load every plugin."""
         if self.workspace is None:
             return
         configured = self.workspace.config.get("plugins") or {}

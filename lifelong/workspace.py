@@ -296,7 +296,7 @@ class Workspace:
     """A workspace folder: layout, config, safe paths, locks."""
 
     def __init__(self, root: str | os.PathLike[str]):
-        self.root = Path(root).resolve()
+        self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
             raise WorkspaceError(f"workspace {str(self.root)!r} is not a directory")
         self._config: dict[str, Any] | None = None
@@ -428,6 +428,8 @@ def load_config(path: Path) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ConfigError(f"{path.name}: expected a mapping at the top level")
     validate(raw, CORE_CONFIG_SCHEMA, where="")
+    if raw.get("timezone"):
+        clock.zone(raw["timezone"])  # an unknown zone is refused when the config is read
     return apply_defaults(raw, CORE_CONFIG_SCHEMA)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lifelong.hookspecs import hookimpl
 
-from . import commands, tables
+from . import commands, status, tables
 from .run import run_phase
 
 
@@ -22,3 +22,8 @@ def register_commands(cli):
 @hookimpl
 def dreaming_phase(ctx, phase, run):
     return run_phase(ctx, phase, run)
+
+
+@hookimpl
+def status_report(ctx):
+    return status.dreaming_status(ctx)

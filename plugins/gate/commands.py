@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from lifelong import clock
 from lifelong.cli import emit_json, get_host
 from lifelong.errors import InputError
 
@@ -57,7 +56,6 @@ def read_thread(path: Path) -> list[dict[str, str]]:
     help="Query mode (default: plugins.gate.query_mode, normally recent).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the gate result as JSON.")
-@click.option("--now", "now_option", metavar="ISO8601", default=None, help="Pretend it is this time.")
 @click.option(
     "--session-type",
     type=click.Choice(CHAT_TYPES),
@@ -79,7 +77,6 @@ def gate_cmd(
     recent_file: Path | None,
     mode: str | None,
     as_json: bool,
-    now_option: str | None,
     session_type: str,
     kind: str,
     chat_id: str | None,
@@ -88,8 +85,6 @@ def gate_cmd(
     """Run the pre-reply gate on MESSAGE as the runtime would before a reply: print the status
     line, the hidden note and the exact prefix the main agent would receive."""
     host = get_host()
-    if now_option:
-        clock.set_now(clock.parse_instant(now_option, host.workspace.timezone))
     session: dict[str, Any] = {
         "id": session_id,
         "chat_type": session_type,

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lifelong.safety import find_instructions
 from lifelong.text import CHATTER, QUESTION_WORDS, STOPWORDS, stem, tokens, words
 
 from .query import clip
@@ -114,6 +115,7 @@ class Unit:
     hit_score: float
     stale: bool
     hit_rank: int
+    date: str | None = None  # the hit's source date (YYYY-MM-DD), None for undated files
 
     @property
     def citation(self) -> str:
@@ -182,9 +184,18 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
         stale = stale_hit or bool(_STALE_TEXT.search(body))
         pieces = [body] if len(body) <= 200 else [p for p in _SENTENCE_END.split(body) if p.strip()]
         for piece in pieces:
+            if find_instructions(piece):
+                continue  # a line that reads as instructions to an agent is never injected
             units.append(
                 Unit(
-                    piece.strip(), path, first + offset, heading, float(hit.get("score") or 0.0), stale, rank
+                    piece.strip(),
+                    path,
+                    first + offset,
+                    heading,
+                    float(hit.get("score") or 0.0),
+                    stale,
+                    rank,
+                    str(hit.get("source_date") or "") or None,
                 )
             )
     return units
@@ -270,7 +281,11 @@ def score_units(
     heads_of = [content_stems(u.heading) for u in units]
     n = len(units)
     idf = {q: math.log(1.0 + n / (1 + sum(1 for s in stems_of if q in s))) for q in weights}
-    total = sum(weights[q] * idf[q] for q in weights) or 1.0
+    # Coverage counts only the query words some retrieved line holds: a word no line contains
+    # ("sore throat" beside an allergy note that answers "can I take penicillin?") cannot be covered
+    # by any line and must not sink the one that holds the decisive word.
+    held = {q for q in weights if any(q in s or q in h for s, h in zip(stems_of, heads_of, strict=True))}
+    total = sum(weights[q] * idf[q] for q in held) or 1.0
     best_hit = max((u.hit_score for u in units), default=0.0) or 1.0
     focus_words = set(words(focus))
     cues = {
@@ -327,10 +342,40 @@ def render_piece(unit: Unit, limit: int) -> str | None:
     return f"{prefix}{body}{cite}"
 
 
+_VALUE = re.compile(r"[€$£]?\d[\d.,:/-]*\s?(?:%|[kKmM]\b)?")
+
+
+def values_in(text: str) -> frozenset[str]:
+    """The numbers, amounts, times and dates written in ``text`` (normalised)."""
+    return frozenset(re.sub(r"[\s,]", "", m.group(0)).rstrip(".-/") for m in _VALUE.finditer(text))
+
+
+def newer_value(top: ScoredUnit, others: list[ScoredUnit]) -> ScoredUnit | None:
+    """A strong unit about the same thing as ``top`` stating a different value, from a later date:
+    when two notes disagree ("budget EUR 2,000" then "budget now EUR 2,400"), the newer leads."""
+    top_values = values_in(top.unit.text)
+    top_stems = content_stems(_VALUE.sub(" ", top.unit.text))
+    for cand in others:
+        if cand.score < 0.5 * top.score or not cand.unit.date or not top.unit.date:
+            continue
+        if cand.unit.date <= top.unit.date:
+            continue
+        values = values_in(cand.unit.text)
+        stems = content_stems(_VALUE.sub(" ", cand.unit.text))
+        shared = len(stems & top_stems) / max(1, min(len(stems), len(top_stems)))
+        if values and top_values and values != top_values and shared >= 0.4:
+            return cand
+    return None
+
+
 def compose(scored: list[ScoredUnit], max_chars: int) -> Note | None:
-    """The note from the best units: the best first, then one more if it is good, different and fits."""
+    """The note from the best units: the best first (or a newer unit stating a different value of
+    the same thing), then one more if it is good, different and fits."""
     if not scored:
         return None
+    newer = newer_value(scored[0], scored[1:4])
+    if newer is not None:
+        scored = [newer, *[s for s in scored if s is not newer]]
     top = scored[0]
     first = render_piece(top.unit, max_chars)
     if first is None:

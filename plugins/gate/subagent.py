@@ -60,6 +60,19 @@ NOTHING_REPLIES = frozenset(
     }
 )
 _LABEL = re.compile(r"^(?:note|memory|summary|answer|output)\s*:\s*", re.I)
+# Replies that are not a note: a greeting or offer of help, a refusal or apology, and error or
+# timeout text from a model, a proxy or a runtime. Such text never becomes memory, unless it cites a
+# workspace source (a real note about an error the user had, "(memory/2026-03-04.md#L4)").
+_NOT_A_NOTE = re.compile(
+    r"^\W*(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening))\b"
+    r"|\bhow (?:can|may) i (?:help|assist)\b|\bwhat can i do for you\b"
+    r"|^\W*(?:i'?m|i am) sorry\b|^\W*sorry\b|^\W*(?:unfortunately,?\s+)?i (?:can(?:no|')?t|am unable|'m unable|"
+    r"do not have|don'?t have)\b|^\W*as an ai\b"
+    r"|\btime[sd]?[ -]?out\b|\btimed out\b|^\W*error\b|\berror\s*:|\brequest failed\b|\brate limit"
+    r"|\binternal server error\b|\bservice unavailable\b|\bexception\b|\btraceback\b",
+    re.I,
+)
+_CITES_SOURCE = re.compile(r"\((?:memory|wiki)/[^)\s]+\.md(?:#L\d+(?:-L?\d+)?)?\)|\bMEMORY\.md\b")
 _NONE_LEAD = re.compile(r"^(?:none|no_reply|n/a)\b(?:\s*[-—:.(]|\s*$)", re.I)
 
 
@@ -108,7 +121,8 @@ def render_prompt(
 
 def read_reply(reply: str, max_chars: int) -> str | None:
     """The note in a model reply, on one line and within ``max_chars`` (cut at a word boundary);
-    None when the reply means "nothing to add" (NONE, no_reply, [], n/a, …)."""
+    None when the reply means "nothing to add" (NONE, no_reply, [], n/a, …) or is not a note at
+    all: a greeting, a refusal, or error/timeout text that cites no source."""
     text = (reply or "").strip()
     fence = re.fullmatch(r"```[\w-]*\s*(.*?)\s*```", text, flags=re.S)
     if fence:
@@ -120,7 +134,9 @@ def read_reply(reply: str, max_chars: int) -> str | None:
     if key in NOTHING_REPLIES or _NONE_LEAD.match(first_line):
         return None
     text = " ".join(text.split())
-    return clip(text, max_chars) if text else None
+    if not text or (_NOT_A_NOTE.search(text) and not _CITES_SOURCE.search(text)):
+        return None
+    return clip(text, max_chars)
 
 
 @dataclass

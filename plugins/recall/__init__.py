@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lifelong.hookspecs import hookimpl
 
-from . import commands, service, tables
+from . import commands, service, status, tables
 
 
 @hookimpl
@@ -20,3 +20,8 @@ def register_tools(register):
 @hookimpl
 def register_commands(cli):
     commands.add_commands(cli)
+
+
+@hookimpl
+def status_report(ctx):
+    return status.recall_status(ctx)

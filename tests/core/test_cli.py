@@ -124,3 +124,76 @@ def test_every_command_has_help_and_is_documented() -> None:
         result = run(*name.split(), "--help")
         assert "Usage:" in result.output
         assert name in documented, f"lifelong {name} is not documented in docs/cli.md"
+
+
+# --- newcomer defects (issue 15): each test failed before its fix ----------------------------------
+
+
+def _demo_like(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    run("init", str(ws))
+    (ws / "lifelong.yaml").write_text("timezone: Europe/Berlin\nembedding: {provider: none}\n")
+    (ws / "memory" / "2026-03-04.md").write_text("# 2026-03-04\n\n- Booked the offsite at Gut Boltenhagen.\n")
+    (ws / "memory" / "2026-03-16.md").write_text(
+        "# 2026-03-16\n\n- The offsite venue changed to Schloss Kampen.\n"
+    )
+    return ws
+
+
+def test_now_is_accepted_after_any_subcommand_too(tmp_path: Path) -> None:
+    ws = _demo_like(tmp_path)
+    before = run("--workspace", str(ws), "--now", "2026-03-20T09:00", "status", "--json").output
+    after = run("--workspace", str(ws), "status", "--json", "--now", "2026-03-20T09:00").output
+    assert json.loads(before)["now"] == json.loads(after)["now"] == "2026-03-20T09:00:00+01:00"
+    out = run("--workspace", str(ws), "search", "offsite venue", "--json", "--now", "2026-03-20T09:00").output
+    assert json.loads(out)["results"]
+    # a subcommand of a group takes it too
+    assert run("--workspace", str(ws), "dream", "history", "--now", "2026-03-20T09:00").exit_code == 0
+    for name, _cmd in _all_commands(cli):
+        assert "--now" in run(*name.split(), "--help").output, name
+
+
+def test_a_misspelled_plugin_name_is_refused_by_every_command(tmp_path: Path) -> None:
+    ws = _demo_like(tmp_path)
+    (ws / "lifelong.yaml").write_text("embedding: {provider: none}\nplugins:\n  recal: {min_score: 0.1}\n")
+    for args in (["status"], ["search", "offsite"], ["index"]):
+        result = CliRunner().invoke(cli, ["--workspace", str(ws), *args])
+        assert result.exit_code == 1, args
+        assert result.output.startswith("error: plugins.recal: no such plugin (installed: ")
+
+
+def test_an_unknown_time_zone_is_refused_at_load(tmp_path: Path) -> None:
+    ws = _demo_like(tmp_path)
+    (ws / "lifelong.yaml").write_text("timezone: Mars/Olympus\n")
+    result = CliRunner().invoke(cli, ["--workspace", str(ws), "search", "offsite"])
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        "error: timezone: unknown zone 'Mars/Olympus' (use an IANA name such as Europe/Berlin)"
+    )
+
+
+def test_workspace_paths_expand_the_home_folder(tmp_path: Path, monkeypatch) -> None:
+    from lifelong.workspace import Workspace
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "agent").mkdir()
+    assert Workspace("~/agent").root == (tmp_path / "agent").resolve()
+
+
+def test_status_says_what_a_user_needs(tmp_path: Path) -> None:
+    ws = _demo_like(tmp_path)
+    text = run("--workspace", str(ws), "--now", "2026-03-20T09:00", "status").output
+    assert "never indexed" in text and "never dreamed" in text
+    assert "next: lifelong index" in text and "next: lifelong dream --backfill" in text
+    assert "sqlite_sequence" not in text and "code_log" not in text and "chunks_vocab" not in text
+    run("--workspace", str(ws), "--now", "2026-03-20T09:00", "index")
+    data = json.loads(run("--workspace", str(ws), "--now", "2026-03-20T09:00", "status", "--json").output)
+    recall = data["reports"]["recall"]
+    assert recall["files_indexed"] == 3 and recall["chunks"] >= 2 and recall["behind_files"] is False
+    assert recall["last_index"].startswith("2026-03-20T09:00")
+    assert [p["health"] for p in data["plugins"]] == ["ok"] * len(data["plugins"])
+    assert not any(step.startswith("lifelong index") for step in data["next_steps"])
+    (ws / "memory" / "bad.md").write_bytes(b"\xff\xfe binary \x00")
+    run("--workspace", str(ws), "--now", "2026-03-20T09:00", "index")
+    data = json.loads(run("--workspace", str(ws), "status", "--json").output)
+    assert any(w.startswith("recall: skipped memory/bad.md") for w in data["warnings"])

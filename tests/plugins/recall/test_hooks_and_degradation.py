@@ -150,7 +150,7 @@ def test_no_sqlite_extension_is_loaded_or_reported(make_host) -> None:
     with pytest.raises(Exception, match="no such function"):
         host.store.execute("select vec_version()")
     index = status_data(host)["index"]
-    assert set(index) == {"path", "sqlite_version", "tables"}
+    assert set(index) == {"path", "sqlite_version"}
 
 
 def test_index_watch_follows_atomic_saves(make_workspace) -> None:

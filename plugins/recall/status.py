@@ -1,0 +1,55 @@
+"""The recall plugin's part of ``lifelong status``: what is indexed, when, what was skipped and
+whether the index is behind the files."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from lifelong.contracts import StatusReport
+from lifelong.host import Context
+
+from .service import PLUGIN, index_for
+
+
+def recall_status(ctx: Context) -> StatusReport:
+    idx = index_for(ctx)
+    conn = ctx.store.conn
+    files = dict(conn.execute("SELECT status, count(*) FROM files GROUP BY status").fetchall())
+    skipped = conn.execute("SELECT path, error FROM files WHERE status = 'skipped' ORDER BY path").fetchall()
+    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    vectors = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
+    last = conn.execute("SELECT max(indexed_at) FROM files").fetchone()[0]
+    tz = ctx.workspace.timezone
+    last_text = dt.datetime.fromtimestamp(last, tz).isoformat(timespec="minutes") if last else None
+    embedder = idx.meta("embedder") or "none (FTS-only)"
+    behind = idx.needs_sync()
+    indexed = int(files.get("indexed", 0))
+    summary = [
+        f"{indexed} files indexed, {chunks} chunks, {vectors} vectors ({embedder})",
+        f"last index {last_text}" if last_text else "never indexed",
+    ]
+    if skipped:
+        summary.append(f"{len(skipped)} file(s) skipped (see warnings)")
+    steps = []
+    if behind:
+        auto = ctx.config(PLUGIN)["auto_sync"]
+        steps.append(
+            "lifelong index  (files changed since the last index"
+            + ("; searches also sync first" if auto else "")
+            + ")"
+        )
+    return StatusReport(
+        plugin=PLUGIN,
+        summary=tuple(summary),
+        data={
+            "files_indexed": indexed,
+            "files_skipped": len(skipped),
+            "chunks": chunks,
+            "vectors": vectors,
+            "embedder": embedder,
+            "last_index": last_text,
+            "behind_files": behind,
+        },
+        warnings=tuple(f"skipped {path}: {error}" for path, error in skipped),
+        next_steps=tuple(steps),
+    )
