@@ -55,6 +55,13 @@ KEY_PACKAGES = (
 SEED = 20260301
 
 
+LOCOMO_HELP = (
+    "LoCoMo-10 is the public file data/locomo10.json of github.com/snap-research/LoCoMo (CC BY-NC 4.0; "
+    "audit corrections: dial481/locomo-audit); put it (and audit-errors.json) in a folder and pass "
+    "--locomo DIR"
+)
+
+
 class SuiteSkipped(Exception):
     """Raised by a suite that cannot run here; the message says why (recorded, not a failure)."""
 
@@ -202,10 +209,14 @@ def run_suite(suite: Suite, opts: RunOptions) -> dict[str, Any]:
         outcome["report"] = module.report(results)
         try:
             outcome["plots"] = module.plots(results, opts.out_dir)
-        except Exception as exc:  # a plot failing must not lose the figures
+        except Exception as exc:  # a plot failing must not lose the figures: the suite is degraded
             outcome["plots"] = []
-            outcome["plot_error"] = f"{type(exc).__name__}: {exc}"
-            opts.log(f"suite {suite.name}: plotting failed: {exc}")
+            hint = " (pip install -e '.[eval]' installs matplotlib)" if isinstance(exc, ImportError) else ""
+            outcome.update(
+                status="degraded",
+                reason=f"figures measured, plots not drawn: {type(exc).__name__}: {exc}{hint}",
+            )
+            opts.log(f"suite {suite.name}: plotting failed: {exc}{hint}")
     except SuiteSkipped as exc:
         outcome.update(status="skipped", reason=str(exc))
         opts.log(f"suite {suite.name}: skipped: {exc}")
@@ -216,7 +227,7 @@ def run_suite(suite: Suite, opts: RunOptions) -> dict[str, Any]:
         opts.log(f"suite {suite.name}: FAILED: {type(exc).__name__}: {exc}")
         click.echo(outcome["traceback"], err=True)
     outcome["elapsed_s"] = round(time.monotonic() - started, 1)
-    if outcome["status"] == "ok":
+    if outcome["status"] in ("ok", "degraded"):
         opts.log(f"suite {suite.name}: done in {outcome['elapsed_s']} s")
     return outcome
 
@@ -291,7 +302,9 @@ def render_report(doc: dict[str, Any]) -> str:
             f"_{s.get('description', '')}_ — {s['status']} in {s.get('elapsed_s', '?')} s",
             "",
         ]
-        if s["status"] == "ok":
+        if s["status"] in ("ok", "degraded"):
+            if s["status"] == "degraded":
+                lines += [f"**Degraded**: {s['reason']}", ""]
             lines.append(s.get("report", "").rstrip())
             for p in s.get("plots", []):
                 lines += ["", f"![{p}]({p})"]
@@ -375,6 +388,10 @@ def eval_command(
     doc = run_eval(names, opts, _command_line())
     click.echo(f"results: {opts.out_dir / 'results.json'}\nreport:  {opts.out_dir / 'report.md'}")
     for name, s in doc["suites"].items():
-        click.echo(f"  {name:<17} {s['status']}" + (f" ({s['reason']})" if s["status"] == "skipped" else ""))
-    if any(s["status"] == "failed" for s in doc["suites"].values()):
+        click.echo(f"  {name:<17} {s['status']}" + (f" ({s['reason']})" if s.get("reason") else ""))
+    statuses = [s["status"] for s in doc["suites"].values()]
+    if "failed" in statuses:
+        raise SystemExit(1)
+    if not any(st in ("ok", "degraded") for st in statuses):
+        click.echo("error: nothing was measured (every suite was skipped)", err=True)
         raise SystemExit(1)

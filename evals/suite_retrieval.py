@@ -305,12 +305,12 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 
 def run(opts: Any) -> dict[str, Any]:
-    from .harness import SuiteSkipped
+    from .harness import LOCOMO_HELP, SuiteSkipped
     from .locomo import load_locomo
 
     source, audit = opts.locomo_files()
     if not source.exists():
-        raise SuiteSkipped(f"LoCoMo data not found at {source} (pass --locomo PATH)")
+        raise SuiteSkipped(f"LoCoMo data not found at {source}. {LOCOMO_HELP}")
     conversations, load_report = load_locomo(source, audit if audit.exists() else None)
     if opts.quick:
         conversations = conversations[:1]

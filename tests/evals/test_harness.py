@@ -124,3 +124,42 @@ def test_lifelong_cli_has_the_eval_command() -> None:
 
     result = CliRunner().invoke(cli, ["eval", "--list"])
     assert result.exit_code == 0 and "retrieval-locomo" in result.output
+
+
+def _suite_module(name: str, plots) -> types.ModuleType:  # noqa: ANN001 - the plots callable
+    module = types.ModuleType(name)
+    module.run = lambda opts: {"figure": 0.5}  # type: ignore[attr-defined]
+    module.report = lambda results: f"figure {results['figure']}"  # type: ignore[attr-defined]
+    module.plots = plots  # type: ignore[attr-defined]
+    return module
+
+
+def test_a_suite_whose_plots_fail_is_degraded_not_ok(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_matplotlib(results, out_dir):  # noqa: ANN001, ANN202
+        raise ModuleNotFoundError("No module named 'matplotlib'")
+
+    module = _suite_module("evals_test_plotless", no_matplotlib)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(harness.SUITES, "plotless", Suite("plotless", module.__name__, "plots fail"))
+    result = CliRunner().invoke(
+        eval_command, ["plotless", "--out", str(tmp_path / "o"), "--cache", str(tmp_path / "c")]
+    )
+    assert result.exit_code == 0  # the figures were measured
+    assert (
+        "plotless          degraded (figures measured, plots not drawn: ModuleNotFoundError" in result.output
+    )
+    assert "pip install -e '.[eval]'" in result.output
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "**Degraded**" in report and "figure 0.5" in report
+
+
+def test_nothing_measured_exits_non_zero_and_says_where_locomo_is(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        eval_command,
+        ["retrieval-locomo", "--quick", "--locomo", str(tmp_path / "absent"), "--out", str(tmp_path / "o"),
+         "--cache", str(tmp_path / "c")],
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "retrieval-locomo  skipped (LoCoMo data not found at" in result.output
+    assert "github.com/snap-research/LoCoMo" in result.output
+    assert "error: nothing was measured (every suite was skipped)" in result.output
