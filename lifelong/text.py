@@ -11,7 +11,9 @@ Jaccard. Plugins build their own measures on these instead of writing their own.
 - :func:`stem` is the Snowball (Porter 2) English stemmer for ASCII words; other words are kept
   as they are. Results are cached.
 - :data:`STOPWORDS` are English function words; :data:`CHATTER` the conversational filler
-  ("remember", "tell", "thanks", "something") that carries no content in a query or a note.
+  ("remember", "tell", "thanks", "something") and the day deictics ("today", "yesterday") that
+  carry no content of their own in a query or a note (the date they point to is resolved
+  separately, from ``now``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ out over own same shan't she she'd she'll she's should shouldn't so some such th
 theirs them themselves then there there's these they they'd they'll they're they've this those through
 to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
 where where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
-you've your yours yourself yourselves us shall will
+you've your yours yourself yourselves us shall will might must
 """.split()
 )
 
@@ -42,7 +44,7 @@ CHATTER = frozenset(
     """
 tell know remember recall remind said say says think thought like just also get got really actually
 maybe something anything everything thing things way still even much many please yet ever again
-hi hey hello thanks thank ok okay let lets
+hi hey hello thanks thank ok okay let lets today yesterday tomorrow tonight
 """.split()
 )
 
