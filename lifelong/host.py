@@ -504,6 +504,7 @@ class Host:
     def before_compaction(self, session: Session, messages: list[Message]) -> FlushResult:
         """Run ``before_compaction`` once for one compaction of ``session``: the single entry a
         runtime calls on every compaction path. Returns the first plugin's result."""
+        faults = len(self.faults)
         results = [
             r
             for r in self.call("before_compaction", ctx=self.ctx, session=session, messages=messages)
@@ -511,7 +512,13 @@ class Host:
         ]
         if results:
             return results[0]
-        return FlushResult(status="failed" if self.implementers("before_compaction") else "disabled")
+        if not self.implementers("before_compaction"):
+            return FlushResult(status="disabled", detail={"reason": "no plugin implements before_compaction"})
+        errors = [f"{f['plugin']}: {f['error']}" for f in self.faults[faults:]]
+        return FlushResult(
+            status="failed",
+            detail={"error": "; ".join(errors) or "no plugin returned a result", "compaction": "goes on"},
+        )
 
     def after_compaction(self, session: Session, summary: str) -> None:
         self.call("after_compaction", ctx=self.ctx, session=session, summary=summary)

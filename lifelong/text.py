@@ -139,3 +139,30 @@ def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
         return 0.0
     inter = len(sa & sb)
     return inter / (len(sa) + len(sb) - inter)
+
+
+# Words that carry no content on their own: greetings, acknowledgements, sign-offs, fillers and
+# meta chatter about the conversation itself.
+SMALL_TALK = frozenset(
+    """
+    hi hello hey heya hiya yo hallo moin servus morning evening afternoon night gm gn good day
+    thanks thank thx ty tysm cheers danke merci ta you u so much very lot
+    ok okay k kk okey alright allright fine sure yes yeah yep yup ya no nope nah
+    cool great nice awesome perfect lovely amazing wonderful excellent neat sweet brilliant
+    got it understood noted gotcha roger right true exactly indeed agreed makes sense
+    bye goodbye cya later see soon ttyl take care
+    lol haha hahaha hehe lmao wow oh ah hmm hm mhm uh um oops ooh
+    np problem welcome worries anytime
+    test testing ping are there can hear me still working
+    and too also then well just a the that this is was all done again there it thats i'm
+    """.split()
+)
+
+
+def is_small_talk(text: str, *, max_words: int = 8) -> bool:
+    """True for text that says nothing to remember: empty, only emoji or punctuation, or a few
+    words that are all greetings, acknowledgements or chatter ("thanks!", "ok cool", "hi there")."""
+    found = words(text or "")
+    if not found:
+        return True
+    return len(found) <= max_words and all(w in SMALL_TALK for w in found)

@@ -47,30 +47,6 @@ def check_eligibility(session: dict[str, Any], config: dict[str, Any]) -> Eligib
     return Eligibility(True)
 
 
-# Words that carry no memory need on their own: greetings, acknowledgements, sign-offs, fillers
-# and meta chatter about the conversation itself.
-TRIVIAL_WORDS = frozenset(
-    """
-    hi hello hey heya hiya yo hallo moin servus morning evening afternoon night gm gn good day
-    thanks thank thx ty tysm cheers danke merci ta you u so much very lot
-    ok okay k kk okey alright allright fine sure yes yeah yep yup ya no nope nah
-    cool great nice awesome perfect lovely amazing wonderful excellent neat sweet brilliant
-    got it understood noted gotcha roger right true exactly indeed agreed makes sense
-    bye goodbye cya later see soon ttyl take care
-    lol haha hahaha hehe lmao wow oh ah hmm hm mhm uh um oops ooh
-    np problem welcome worries anytime
-    test testing ping are there can hear me still working
-    and too also then well just a the that this is was all done again
-    """.split()
-)
-
-
 def is_trivial(message: str, *, max_words: int = 8) -> bool:
-    """True for messages that need no memory: empty, only emoji/punctuation, or a few words that
-    are all greetings, acknowledgements or meta chatter ("thanks!", "ok cool", "hi there")."""
-    words = text.words(message or "")
-    if not words:
-        return True
-    if len(words) > max_words:
-        return False
-    return all(w in TRIVIAL_WORDS or w in ("there", "it", "thats", "i'm") for w in words)
+    """True for messages that need no memory (see :func:`lifelong.text.is_small_talk`)."""
+    return text.is_small_talk(message, max_words=max_words)

@@ -149,6 +149,20 @@ def read_lines(ctx: Any, rel: str, start: int | None, count: int | None) -> dict
     }
 
 
+INDEX_PARAMETERS = {"type": "object", "properties": {}}
+
+
+def memory_index(ctx: Any) -> dict[str, Any]:
+    """Bring the index in line with the files now (what changed is re-chunked and embedded)."""
+    try:
+        report = index_for(ctx).sync_if_changed()
+    except LifelongError as exc:
+        return {"error": str(exc)}
+    if report is None:
+        return {"changed": False}
+    return {"changed": True, **report.as_json()}
+
+
 def register_tools(register: Any) -> None:
     register(
         "memory_search",
@@ -164,4 +178,13 @@ def register_tools(register: Any) -> None:
         GET_PARAMETERS,
         memory_get,
         PLUGIN,
+    )
+    register(
+        "memory_index",
+        "Index the memory files that changed since the last index (writes the derived index only; "
+        "the markdown files are never changed). Plugins call it after writing notes.",
+        INDEX_PARAMETERS,
+        memory_index,
+        PLUGIN,
+        {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True},
     )
