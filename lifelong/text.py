@@ -50,7 +50,16 @@ hi hey hello thanks thank ok okay let lets today yesterday tomorrow tonight
 
 QUESTION_WORDS = frozenset("what when where who whom whose why how which".split())
 
-_TOKEN_RE = re.compile(r"[^\W_](?:[\w'’.,:/-]*[^\W_])?", re.UNICODE)
+# Combining marks are part of words: Python's \w excludes them, which cut Devanagari, Thai, Hebrew
+# and Arabic words at every vowel sign ("किताब" became "क" + "ताब"). The script blocks whose marks sit
+# inside words, and the generic combining-mark blocks, count as word characters.
+_MARKS = (
+    "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
+    "\u0900-\u0963\u0966-\u0dff\u0e00-\u0e5b\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"
+    "\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+)
+_LETTER = rf"(?:[^\W_]|[{_MARKS}])"
+_TOKEN_RE = re.compile(rf"{_LETTER}(?:(?:{_LETTER}|[_'’.,:/-])*{_LETTER})?", re.UNICODE)
 _POSSESSIVE = re.compile(r"'s$")
 _LETTER_PUNCT = re.compile(r"(?<=[^\W\d_])[.,:/](?=[^\W\d_])")
 # Han, Hiragana, Katakana (and their extensions): scripts written without spaces between words.
@@ -85,6 +94,12 @@ def _split_token(token: str) -> list[str]:
     if pos < len(token):
         out.extend(_split_token(token[pos:]))
     return out
+
+
+def raw_tokens(text: str) -> list[str]:
+    """Tokens as written (NFKC, case kept), identifiers and file names whole (``notes.md``,
+    ``safe-cron-merge.sh``), nothing split: for rules that must see a token as one unit."""
+    return [m.group(0) for m in _TOKEN_RE.finditer(unicodedata.normalize("NFKC", text))]
 
 
 def tokens(text: str) -> list[str]:

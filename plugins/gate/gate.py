@@ -100,6 +100,8 @@ def retrieve(ctx: Any, query: GateQuery, config: dict[str, Any]) -> Retrieval:
     }
     if config["min_score"] is not None:
         args["min_score"] = config["min_score"]
+    if query.task:
+        args["task"] = query.task
     found = ctx.call_tool("memory_search", **args)
     if not isinstance(found, dict):
         raise GateSearchError(f"memory_search returned {type(found).__name__}, not a result object")

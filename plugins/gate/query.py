@@ -48,6 +48,7 @@ class GateQuery:
     focus: str  # the latest user message (weighs most in relevance)
     conversation: str  # what the sub-agent model is shown
     mode: str
+    task: str | None = None  # the session's explicit task, passed on to memory_search
 
 
 def clip(text: str, limit: int) -> str:
@@ -111,12 +112,13 @@ def build_query(session: dict[str, Any], config: dict[str, Any], mode: str | Non
     mode = mode or config["query_mode"]
     if mode not in QUERY_MODES:
         raise ValueError(f"query_mode: invalid value {mode!r} (allowed: {', '.join(QUERY_MODES)})")
+    task = str(session.get("task") or "").strip() or None
     turns, message = thread_of(session)
     latest = " ".join(message.split())
     limit = config["max_query_chars"]
     if mode == "message" or not latest:
         conversation = f"Latest user message:\n{latest}"
-        return GateQuery(clip(latest, limit), latest, conversation, mode)
+        return GateQuery(clip(latest, limit), latest, conversation, mode, task)
     if mode == "recent":
         tail = _recent(turns, config)
         query = _fit([text for _, text in tail], latest, limit)
@@ -124,7 +126,7 @@ def build_query(session: dict[str, Any], config: dict[str, Any], mode: str | Non
         conversation = (
             "Recent conversation tail:\n" + "\n".join(lines) + "\n\n" if lines else ""
         ) + f"Latest user message:\n{latest}"
-        return GateQuery(query, latest, conversation, mode)
+        return GateQuery(query, latest, conversation, mode, task)
     # full
     whole = [(t.role, " ".join(t.content.split())) for t in turns]
     query = _fit([text for _, text in whole], latest, limit)
@@ -135,7 +137,7 @@ def build_query(session: dict[str, Any], config: dict[str, Any], mode: str | Non
     conversation = (
         "Full conversation context:\n" + "\n".join(lines) + "\n\n" if lines else ""
     ) + f"Latest user message:\n{clip(latest, budget)}"
-    return GateQuery(query, latest, conversation, mode)
+    return GateQuery(query, latest, conversation, mode, task)
 
 
 _SPACES = re.compile(r"\s+")

@@ -116,6 +116,9 @@ def _watch(host: Any, idx: Any) -> None:
     help="current: only still-valid facts (default); valid-at: as of --as-of; all.",
 )
 @click.option("--as-of", default=None, metavar="ISO8601", help="Point in time for --mode valid-at.")
+@click.option(
+    "--task", default=None, metavar="TEXT", help="What you are working on: results about it rank higher."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
 @click.option("--explain", is_flag=True, help="Show per-leg scores, decay and the MMR effect.")
 def search_cmd(
@@ -125,6 +128,7 @@ def search_cmd(
     corpus: str,
     mode: str | None,
     as_of: str | None,
+    task: str | None,
     as_json: bool,
     explain: bool,
 ) -> None:
@@ -140,6 +144,7 @@ def search_cmd(
         mode=mode,
         as_of=as_of,
         source="cli",
+        task=task,
     )
     outcome = service.run_search(ctx, req)
     cfg = ctx.config(service.PLUGIN)
@@ -168,17 +173,30 @@ def search_cmd(
             click.echo(f"     {line}")
         if explain:
             e = r["explain"]
-            cos = "-" if e["cosine"] is None else f"{e['cosine']:.3f}"
+
+            def fmt(value: float | None, digits: int = 3) -> str:
+                return "-" if value is None else f"{value:.{digits}f}"
+
             click.echo(
-                f"     cos {cos}  bm25 {e['bm25']:.3f}  hybrid {e['hybrid']:.3f}  decay {e['decay']:.3f}"
-                f"  mmr-penalty {e['mmr_penalty']:.2f}{'  (lexical rescue)' if e['rescued'] else ''}"
+                f"     cos {fmt(e['cosine'])}  bm25 {fmt(e['bm25'])}  hybrid {fmt(e['hybrid'])}  decay {fmt(e['decay'])}"
+                f"  mmr-penalty {fmt(e['mmr_penalty'], 2)}{'  (lexical rescue)' if e['rescued'] else ''}"
             )
     if explain:
         legs = outcome.legs
-        click.echo(
-            f"legs: fts {legs.get('fts_hits', 0)} hits, vector {legs.get('vector_hits', 0)} hits; "
-            f"{outcome.elapsed_ms:.1f} ms total"
-        )
+        if outcome.short_circuit:
+            extra = outcome.results[0].extra if outcome.results else {}
+            by = extra.get("answered_by", "a retrieval_pre plugin")
+            concepts = ", ".join(extra.get("concepts") or [])
+            click.echo(
+                f"answered by {by}"
+                + (f" (concepts: {concepts}; confidence {extra.get('confidence')})" if concepts else "")
+                + f"; hybrid search skipped; {outcome.elapsed_ms:.1f} ms total"
+            )
+        else:
+            click.echo(
+                f"answered by hybrid search: fts {legs.get('fts_hits', 0)} hits, vector {legs.get('vector_hits', 0)} hits; "
+                f"{outcome.elapsed_ms:.1f} ms total"
+            )
 
 
 @click.command("get")

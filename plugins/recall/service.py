@@ -45,6 +45,7 @@ def make_request(
     mode: str | None = None,
     as_of: str | None = None,
     source: str = "tool",
+    task: str | None = None,
 ) -> SearchRequest:
     cfg = ctx.config(PLUGIN)
     when = clock.parse_instant(as_of, ctx.workspace.timezone) if as_of else None
@@ -56,6 +57,7 @@ def make_request(
         mode=mode or ("valid-at" if when else "current"),
         as_of=when,
         source=source,
+        session={"task": task} if task else None,
     ).validate()
 
 
@@ -72,6 +74,11 @@ SEARCH_PARAMETERS = {
             "description": "current (default): only facts still valid; valid-at: as of as_of; all.",
         },
         "as_of": {"type": "string", "description": "ISO 8601 date/time for mode valid-at."},
+        "task": {
+            "type": "string",
+            "description": "What the user is working on right now (e.g. 'Debug safe-cron-merge.sh'): "
+            "results about it rank a little higher.",
+        },
         "source": {
             "type": "string",
             "enum": ["tool", "gate", "cli", "eval"],

@@ -1,0 +1,60 @@
+"""The concept index: a query that names known concepts (people, projects, tools, identifiers) is
+answered from a table instead of a full hybrid scan (see docs/concepts.md)."""
+
+from __future__ import annotations
+
+import click
+
+from lifelong.contracts import Candidate, ConsolidationRun, FileChanges, SearchRequest, StatusReport
+from lifelong.hookspecs import hookimpl
+from lifelong.host import Context
+
+from . import commands, tables
+from .index import PLUGIN, ConceptIndex, affected_paths
+
+
+@hookimpl
+def register_migrations(register):
+    register(tables.migrations)
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    commands.add_commands(cli)
+
+
+@hookimpl
+def retrieval_pre(ctx: Context, request: SearchRequest) -> list[Candidate] | None:
+    """Answer from the index when the query's concepts carry it; None lets the hybrid search run."""
+    cfg = ctx.config(PLUGIN)
+    lookup = ConceptIndex(ctx, cfg).lookup(request)
+    if not lookup.answered:
+        return None
+    for c in lookup.candidates:
+        c.extra.update(concepts=lookup.concepts, confidence=round(lookup.confidence, 3))
+    return lookup.candidates
+
+
+@hookimpl
+def on_files_changed(ctx: Context, changes: FileChanges) -> None:
+    ConceptIndex(ctx, ctx.config(PLUGIN)).update(affected_paths(changes))
+
+
+@hookimpl
+def after_consolidation(ctx: Context, run: ConsolidationRun) -> None:
+    """The nightly rebuild: fresh importance, pruning, wiki names and aliases."""
+    ConceptIndex(ctx, ctx.config(PLUGIN)).rebuild()
+
+
+@hookimpl
+def status_report(ctx: Context) -> StatusReport:
+    conn = ctx.store.conn
+    concepts, aliases = (
+        conn.execute("SELECT count(*) FROM concepts").fetchone()[0],
+        conn.execute("SELECT count(*) FROM concept_aliases").fetchone()[0],
+    )
+    top = [r[0] for r in conn.execute("SELECT display FROM concepts ORDER BY importance DESC, key LIMIT 5")]
+    summary = (f"{concepts} concept(s), {aliases} alias(es)" + (f"; top: {', '.join(top)}" if top else ""),)
+    return StatusReport(
+        plugin=PLUGIN, summary=summary, data={"concepts": concepts, "aliases": aliases, "top": top}
+    )

@@ -1,0 +1,42 @@
+"""The concept index's tables (derived: rebuilt from the recall index by `lifelong concepts
+rebuild` or the nightly run)."""
+
+from __future__ import annotations
+
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("lifelong.concepts")
+
+
+@migrations()
+def m001_concept_tables(db):  # noqa: ANN001 - sqlite-utils passes the Database
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS concept_occurrences (
+            key TEXT NOT NULL,             -- normalised term (see extract.normalise_concept)
+            chunk_id INTEGER NOT NULL,     -- recall's chunks.id
+            path TEXT NOT NULL,
+            day TEXT NOT NULL,             -- YYYY-MM-DD of the chunk's source date
+            count INTEGER NOT NULL,        -- how often the chunk names it (heading counts double)
+            display TEXT NOT NULL,
+            script TEXT NOT NULL,
+            kind TEXT NOT NULL,            -- term | name | heading
+            PRIMARY KEY (key, chunk_id)
+        ) WITHOUT ROWID""")
+    db.execute("CREATE INDEX IF NOT EXISTS concept_occurrences_path ON concept_occurrences(path)")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS concepts (
+            key TEXT PRIMARY KEY,
+            display TEXT NOT NULL,
+            script TEXT NOT NULL,
+            kind TEXT NOT NULL,            -- term | name | heading | wiki
+            frequency INTEGER NOT NULL,
+            days INTEGER NOT NULL,
+            doc_freq INTEGER NOT NULL,
+            last_seen TEXT NOT NULL,       -- YYYY-MM-DD
+            importance REAL NOT NULL
+        ) WITHOUT ROWID""")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS concept_aliases (
+            alias TEXT PRIMARY KEY,
+            key TEXT NOT NULL
+        ) WITHOUT ROWID""")

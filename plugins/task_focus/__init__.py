@@ -1,0 +1,71 @@
+"""Task-conditioned scoring: after hybrid ranking, candidates about what the user is working on
+now get ``weight · task_relevance`` added to their score (see docs/concepts.md)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from lifelong.contracts import Candidate, SearchRequest
+from lifelong.hookspecs import hookimpl
+from lifelong.host import Context
+
+from .task import TaskDescriptor, explicit_task, task_relevance, tfidf_task
+
+PLUGIN = "task_focus"
+
+
+def corpus_doc_freq(ctx: Context):  # noqa: ANN201 - returns (doc_freq, total_docs, idf)
+    """Document frequencies from recall's FTS vocabulary (read only), or none when it is absent."""
+    conn = ctx.store.conn
+    try:
+        total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    except Exception:  # no recall index: every word counts the same
+        return (lambda terms: {}), 1, (lambda term: 1.0)
+
+    def doc_freq(terms: list[str]) -> dict[str, int]:
+        if not terms:
+            return {}
+        q = ",".join("?" * len(terms))
+        return dict(conn.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({q})", terms).fetchall())
+
+    import math
+
+    def idf(term: str) -> float:
+        df = doc_freq([term]).get(term, 0)
+        return math.log(1 + max(total, 1) / (1 + df))
+
+    return doc_freq, total, idf
+
+
+def task_of(ctx: Context, request: SearchRequest, doc_freq, total: int) -> TaskDescriptor | None:  # noqa: ANN001
+    task = explicit_task(request.session)
+    if task is None and request.session and request.session.get("messages"):
+        n = int(ctx.config(PLUGIN)["recent_messages"])
+        task = tfidf_task(list(request.session["messages"])[-n:], doc_freq, total)
+    return task
+
+
+@hookimpl
+def retrieval_post(
+    ctx: Context, request: SearchRequest, candidates: list[Candidate]
+) -> list[Candidate] | None:
+    """Add ``weight · relevance`` to each candidate's score (never replace it); a superseded fact's
+    share is damped in valid-at/all modes so task bias alone cannot lift it over the current one."""
+    if not candidates or request.session is None:
+        return None
+    cfg = ctx.config(PLUGIN)
+    doc_freq, total, idf = corpus_doc_freq(ctx)
+    task = task_of(ctx, request, doc_freq, total)
+    if task is None:
+        return None
+    weight, damp = float(cfg["weight"]), float(cfg["historical_damp"])
+    out = []
+    for c in candidates:
+        rel = task_relevance(task, f"{c.heading}\n{c.text}", idf)
+        bonus = weight * rel
+        if request.mode in ("valid-at", "all") and (c.superseded_by or c.validity_end is not None):
+            bonus *= damp
+        out.append(replace(c, score=c.score + bonus, extra={**c.extra, "task_relevance": round(rel, 3)}))
+    if out:
+        out[0].extra["task"] = task.as_json()
+    return out
