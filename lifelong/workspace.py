@@ -108,21 +108,24 @@ def resolve_root(
 # Reading files safely
 
 
-def read_text_file(path: Path, *, max_bytes: int = MAX_FILE_BYTES_DEFAULT) -> str:
-    """Read a markdown file as UTF-8 text, refusing binary, non-UTF-8 and oversized files."""
+def read_text_file(path: Path, *, max_bytes: int = MAX_FILE_BYTES_DEFAULT, label: str | None = None) -> str:
+    """Read a markdown file as UTF-8 text, refusing binary, non-UTF-8 and oversized files. Errors
+    name the file by ``label`` (its workspace-relative path; default the file name), never by an
+    absolute host path."""
+    name = label or Path(path).name
     try:
         size = path.stat().st_size
     except FileNotFoundError as exc:
-        raise WorkspaceError(f"{path}: no such file") from exc
+        raise WorkspaceError(f"{name}: no such file") from exc
     if size > max_bytes:
-        raise InputError(f"{path}: {size} bytes is over the {max_bytes}-byte limit (max_file_bytes)")
+        raise InputError(f"{name}: {size} bytes is over the {max_bytes}-byte limit (max_file_bytes)")
     data = path.read_bytes()
     if b"\x00" in data[:8192]:
-        raise InputError(f"{path}: binary file (contains NUL bytes), skipped")
+        raise InputError(f"{name}: binary file (contains NUL bytes), skipped")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 (byte {exc.start}), skipped") from exc
+        raise InputError(f"{name}: not UTF-8 (byte {exc.start}), skipped") from exc
     return text[1:] if text.startswith("\ufeff") else text
 
 
@@ -383,17 +386,24 @@ class Workspace:
         """An absolute path inside the workspace, or WorkspaceError. Symlinks are resolved, so
         a link that leaves the workspace is refused too."""
         raw = Path(relpath)
+        shown = "an absolute path" if raw.is_absolute() else f"path {str(relpath)!r}"
+        if "\x00" in str(relpath):
+            raise WorkspaceError(f"{shown.replace(chr(0), '?')} contains a NUL byte")
         candidate = raw if raw.is_absolute() else self.root / raw
-        resolved = candidate.resolve()
+        try:
+            resolved = candidate.resolve()
+        except (RuntimeError, OSError) as exc:  # a symlink loop, or a name the OS refuses
+            raise WorkspaceError(f"{shown} cannot be resolved (a symlink loop?)") from exc
         if resolved != self.root and self.root not in resolved.parents:
-            raise WorkspaceError(f"path {str(relpath)!r} is outside the workspace")
+            raise WorkspaceError(f"{shown} is outside the workspace")
         return resolved
 
     def relpath(self, path: Path) -> str:
         return Path(path).resolve().relative_to(self.root).as_posix()
 
     def read_text(self, relpath: str | os.PathLike[str]) -> str:
-        return read_text_file(self.resolve(relpath), max_bytes=self.max_file_bytes)
+        path = self.resolve(relpath)
+        return read_text_file(path, max_bytes=self.max_file_bytes, label=self.relpath(path))
 
     # locks ----------------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -404,7 +404,7 @@ class RecallIndex:
         conn = self.store.conn
         now = self.ctx.now().timestamp()
         try:
-            text = read_text_file(path, max_bytes=self.ws.max_file_bytes)
+            text = read_text_file(path, max_bytes=self.ws.max_file_bytes, label=rel)
         except LifelongError as exc:
             conn.execute(
                 "INSERT OR REPLACE INTO files(path, corpus, sha256, mtime, size, status, error, indexed_at) "
