@@ -327,7 +327,12 @@ class Workspace:
 
     @property
     def dreams_file(self) -> Path:
-        return self.root / "DREAMS.md"
+        """DREAMS.md, or dreams.md when only that exists (OpenClaw reads both)."""
+        upper, lower = self.root / "DREAMS.md", self.root / "dreams.md"
+        if upper.exists():
+            return upper
+        names = {p.name for p in self.root.iterdir()} if self.root.exists() else set()
+        return lower if "dreams.md" in names else upper
 
     @property
     def wiki_dir(self) -> Path:
