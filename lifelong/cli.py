@@ -302,11 +302,23 @@ def audit_cmd(
 
 
 @cli.command("mcp")
+@click.option(
+    "--workspace",
+    "-w",
+    "workspace",
+    metavar="DIR",
+    default=None,
+    help="Workspace folder (as the global option).",
+)
 @click.pass_context
-def mcp_cmd(ctx: click.Context) -> None:
-    """Serve the memory tools (memory_search, memory_get, ...) over MCP on stdio."""
+def mcp_cmd(ctx: click.Context, workspace: str | None) -> None:
+    """Serve every memory tool (memory_search, memory_get, memory_index and every other plugin's) and the
+    MEMORY.md and today resources over MCP on stdio."""
     from .mcp_server import serve_stdio
 
+    state = ctx.find_object(CliState)
+    if workspace:
+        state.workspace_option = workspace
     serve_stdio(get_host(ctx))
 
 

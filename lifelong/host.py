@@ -106,11 +106,26 @@ class Tool:
     plugin: str
     annotations: JSONObject | None = None
 
+    def public_parameters(self) -> JSONObject:
+        """The parameters a model may set: properties marked ``"x-internal": true`` (e.g. recall's
+        ``source``, set by the suite's own callers) are left out."""
+        props = {
+            k: v for k, v in (self.parameters.get("properties") or {}).items() if not v.get("x-internal")
+        }
+        return {**self.parameters, "properties": props}
+
+    def internal_parameters(self) -> set[str]:
+        return {k for k, v in (self.parameters.get("properties") or {}).items() if v.get("x-internal")}
+
     def schema(self) -> JSONObject:
-        """The OpenAI/litellm function-tool schema."""
+        """The OpenAI/litellm function-tool schema (public parameters only)."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.public_parameters(),
+            },
         }
 
 

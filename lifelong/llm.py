@@ -7,9 +7,11 @@ their deterministic offline fallback. Tests pass ``mock_response=`` through to l
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import LLMOffline, LLMTimeout
@@ -36,19 +38,15 @@ def _call(model: str, messages: list[dict[str, Any]], timeout_s: float, kwargs: 
     return content or ""
 
 
-def complete(messages: list[dict[str, Any]], *, model: str | None, deadline_s: float, **kwargs: Any) -> str:
-    """Call ``model`` with chat ``messages`` and return the reply text.
-
-    The call runs on a worker thread and the caller waits at most ``deadline_s`` seconds: past
-    that, :class:`LLMTimeout` is raised and the reply goes on without the model (the worker is
-    abandoned, never joined). Any provider error becomes :class:`LLMOffline`.
-    """
+def _within_deadline(model: str | None, deadline_s: float, fn: Any, *args: Any) -> Any:
+    """Run ``fn(*args)`` on a worker thread; LLMTimeout past ``deadline_s`` (the worker is
+    abandoned, never joined), LLMOffline for no model or any provider error."""
     if not model:
         raise LLMOffline("no model configured")
     if deadline_s <= 0:
         raise LLMTimeout("deadline already passed")
     started = time.monotonic()
-    future = _executor().submit(_call, model, messages, deadline_s, kwargs)
+    future = _executor().submit(fn, *args)
     try:
         return future.result(timeout=deadline_s)
     except concurrent.futures.TimeoutError as exc:
@@ -59,3 +57,68 @@ def complete(messages: list[dict[str, Any]], *, model: str | None, deadline_s: f
         if "timeout" in type(exc).__name__.lower():
             raise LLMTimeout(f"{model} timed out after {elapsed * 1000:.0f} ms") from exc
         raise LLMOffline(f"{model} failed: {type(exc).__name__}: {str(exc)[:200]}") from exc
+
+
+def complete(messages: list[dict[str, Any]], *, model: str | None, deadline_s: float, **kwargs: Any) -> str:
+    """Call ``model`` with chat ``messages`` and return the reply text.
+
+    The call runs on a worker thread and the caller waits at most ``deadline_s`` seconds: past
+    that, :class:`LLMTimeout` is raised and the reply goes on without the model (the worker is
+    abandoned, never joined). Any provider error becomes :class:`LLMOffline`.
+    """
+    return _within_deadline(model, deadline_s, _call, model, messages, deadline_s, kwargs)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """One assistant turn: its text and the tool calls it asks for."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+def _chat_call(
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    timeout_s: float,
+    kwargs: dict[str, Any],
+) -> ChatReply:
+    import litellm
+
+    response = litellm.completion(
+        model=model, messages=messages, tools=tools or None, timeout=timeout_s, num_retries=0, **kwargs
+    )
+    message = response.choices[0].message
+    calls = []
+    for call in getattr(message, "tool_calls", None) or []:
+        try:
+            arguments = json.loads(call.function.arguments or "{}")
+        except ValueError:
+            arguments = {"_unparsed": call.function.arguments}
+        calls.append(
+            ToolCall(str(call.id), str(call.function.name), arguments if isinstance(arguments, dict) else {})
+        )
+    return ChatReply(message.content or "", tuple(calls))
+
+
+def chat_turn(
+    messages: list[dict[str, Any]],
+    *,
+    model: str | None,
+    tools: list[dict[str, Any]] | None = None,
+    deadline_s: float = 60.0,
+    **kwargs: Any,
+) -> ChatReply:
+    """One chat completion that may call tools (OpenAI/litellm function schemas), with the same
+    deadline and error mapping as :func:`complete`."""
+    return _within_deadline(
+        model, deadline_s, _chat_call, model, messages, list(tools or []), deadline_s, kwargs
+    )

@@ -288,6 +288,7 @@ def score_units(
     total = sum(weights[q] * idf[q] for q in held) or 1.0
     best_hit = max((u.hit_score for u in units), default=0.0) or 1.0
     focus_words = set(words(focus))
+    focus_stems = content_stems(focus)
     cues = {
         intent: {stem(w) for w in focus_words & CREDITED_CUES[intent]} & set(weights)
         for intent in intents
@@ -303,6 +304,8 @@ def score_units(
             continue
         if entities and not entities & (stems | heads):
             continue
+        if focus_stems and not focus_stems & (stems | heads):
+            continue  # earlier turns add context; the line must still be about the latest message
         credit = sum(
             weights[q] * idf[q] * strengths[intent]
             for intent, qs in cues.items()

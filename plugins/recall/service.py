@@ -83,6 +83,7 @@ SEARCH_PARAMETERS = {
             "type": "string",
             "enum": ["tool", "gate", "cli", "eval"],
             "description": "Who is searching (recorded with recall events). Default tool.",
+            "x-internal": True,
         },
     },
     "required": ["query"],
@@ -174,10 +175,12 @@ def register_tools(register: Any) -> None:
     register(
         "memory_search",
         "Search the agent's long-term memory (markdown notes, MEMORY.md, and with corpus=all the wiki). "
-        "Returns snippets with a 'Source: path#Lx-Ly' citation; use memory_get to read more lines.",
+        "Returns snippets with a 'Source: path#Lx-Ly' citation; use memory_get to read more lines. "
+        "Records what was looked up (recall events), which the nightly consolidation learns from.",
         SEARCH_PARAMETERS,
         memory_search,
         PLUGIN,
+        {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     )
     register(
         "memory_get",
@@ -185,6 +188,7 @@ def register_tools(register: Any) -> None:
         GET_PARAMETERS,
         memory_get,
         PLUGIN,
+        {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
     )
     register(
         "memory_index",

@@ -103,15 +103,15 @@ THREAD = {
         {"role": "assistant", "content": "Sure, what's first?"},
         {"role": "user", "content": "the investor stuff"},
         {"role": "assistant", "content": "You have the Northwind follow-up. " + "blah " * 80},
-        {"role": "user", "content": "what did we decide about the pitch?"},
+        {"role": "user", "content": "and what did we decide about it?"},
     ],
-    "message": "what did we decide about the pitch?",
+    "message": "and what did we decide about it?",
 }
 
 
 def test_latest_message_is_not_counted_twice() -> None:
     turns, latest = thread_of(THREAD)
-    assert latest == "what did we decide about the pitch?"
+    assert latest == "and what did we decide about it?"
     assert [t.content for t in turns][-1].startswith("You have the Northwind")
     # without "message", the last user turn is the latest message
     turns2, latest2 = thread_of({"messages": THREAD["messages"]})
@@ -120,7 +120,7 @@ def test_latest_message_is_not_counted_twice() -> None:
 
 def test_message_mode_uses_only_the_latest_message() -> None:
     q = build_query(THREAD, cfg(query_mode="message"))
-    assert q.query == "what did we decide about the pitch?" and q.mode == "message"
+    assert q.query == "and what did we decide about it?" and q.mode == "message"
     assert "investor" not in q.conversation
 
 
@@ -131,14 +131,14 @@ def test_recent_mode_takes_two_user_turns_one_assistant_turn_then_the_message() 
     assert lines[1] == "the investor stuff"
     assert lines[2].startswith("You have the Northwind follow-up.") and len(lines[2]) <= 180
     assert lines[2].endswith("…")
-    assert lines[3] == "what did we decide about the pitch?"
+    assert lines[3] == "and what did we decide about it?"
     assert "Sure, what's first?" not in q.query  # only the last assistant turn
     assert "Recent conversation tail:" in q.conversation and "Latest user message:" in q.conversation
 
 
 def test_recent_turn_counts_and_caps_are_configurable() -> None:
     q = build_query(THREAD, cfg(recent_user_turns=1, recent_assistant_turns=0, recent_user_chars=20))
-    assert q.query.split("\n") == ["the investor stuff", "what did we decide about the pitch?"]
+    assert q.query.split("\n") == ["the investor stuff", "and what did we decide about it?"]
     q2 = build_query(
         {"messages": [{"role": "user", "content": "a " * 300}], "message": "b?"},
         cfg(recent_user_chars=30),
@@ -149,10 +149,34 @@ def test_recent_turn_counts_and_caps_are_configurable() -> None:
 def test_full_mode_sees_the_whole_thread() -> None:
     q = build_query(THREAD, cfg(query_mode="full"))
     assert "Sure, what's first?" in q.conversation and "Full conversation context:" in q.conversation
-    assert len(q.query) <= 480 and q.query.endswith("what did we decide about the pitch?")
+    assert len(q.query) <= 480 and q.query.endswith("and what did we decide about it?")
     small = build_query(THREAD, cfg(query_mode="full", full_context_chars=200))
     assert "morning! planning my week" not in small.conversation  # oldest dropped first
-    assert "what did we decide about the pitch?" in small.conversation
+    assert "and what did we decide about it?" in small.conversation
+
+
+def test_recent_mode_searches_a_self_contained_message_alone() -> None:
+    thread = {**THREAD, "message": "where is the team offsite?"}
+    q = build_query(thread, CONFIG)
+    assert q.query == "where is the team offsite?" and q.mode == "recent"
+    assert "the investor stuff" in q.conversation  # the model still sees the tail
+
+
+@pytest.mark.parametrize(
+    "message,back",
+    [
+        ("and when is it?", True),
+        ("what about that one", True),
+        ("so?", True),
+        ("where is the team offsite?", False),
+        ("how much are we raising in the seed round", False),
+        ("who owns the Android client", False),
+    ],
+)
+def test_refers_back(message: str, back: bool) -> None:
+    from lifelong_plugins.gate.query import refers_back
+
+    assert refers_back(message) is back
 
 
 def test_search_query_is_capped_at_480_and_keeps_the_latest_message() -> None:

@@ -148,8 +148,9 @@ def test_cli_reads_recent_turns_and_mode(tmp_path: Path, make_workspace) -> None
         '{"role": "assistant", "content": "Happy to help."}\n'
     )
     base = ["--workspace", str(ws.root), "--now", "2026-03-24T09:00", "gate"]
-    data = json.loads(CliRunner().invoke(cli, [*base, PITCH, "--recent", str(thread), "--json"]).output)
-    assert data["detail"]["query"] == f"planning the investor meeting\nHappy to help.\n{PITCH}"
+    follow_up = "and what did we decide there?"
+    data = json.loads(CliRunner().invoke(cli, [*base, follow_up, "--recent", str(thread), "--json"]).output)
+    assert data["detail"]["query"] == f"planning the investor meeting\nHappy to help.\n{follow_up}"
     data = json.loads(
         CliRunner().invoke(cli, [*base, PITCH, "--recent", str(thread), "--mode", "message", "--json"]).output
     )
@@ -246,9 +247,11 @@ def test_query_modes_through_the_host(gate_host) -> None:
     host = gate_host(gate={"query_mode": "message"})
     assert reply(host, PITCH, messages=thread).detail["query"] == PITCH
     host = gate_host()
+    assert reply(host, PITCH, messages=thread).detail["query"] == PITCH  # self-contained: alone
+    follow_up = "and what did we decide about it?"
     assert (
-        reply(host, PITCH, messages=thread).detail["query"]
-        == f"morning\ninvestor meeting prep\nSure.\n{PITCH}"
+        reply(host, follow_up, messages=thread).detail["query"]
+        == f"morning\ninvestor meeting prep\nSure.\n{follow_up}"
     )
     host = gate_host(gate={"query_mode": "full"})
     full = reply(host, PITCH, messages=thread)

@@ -1,0 +1,93 @@
+"""The runtime adapter (lifelong.Memory) through the real host."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from lifelong import Memory, clock
+from lifelong.journal import rollback
+
+TZ = clock.zone("Europe/Berlin")
+NOW = dt.datetime(2026, 3, 24, 9, 0, tzinfo=TZ)
+FILES = {
+    "MEMORY.md": "# MEMORY\n\n- Prefers short answers.\n",
+    "memory/2026-03-23.md": "# 2026-03-23\n\n- Booked the offsite at Gut Boltenhagen.\n",
+    "memory/2026-03-24.md": "# 2026-03-24\n\n- Pitch rehearsal at 14:00.\n",
+    "memory/2026-03-10.md": "# 2026-03-10\n\n- An old note.\n",
+}
+
+
+@pytest.fixture
+def memory(make_host):
+    host = make_host(FILES, {"embedding": {"provider": "none"}})
+    return Memory(host.workspace, host=host)
+
+
+def test_session_start_loads_memory_today_and_yesterday_within_budget(memory) -> None:
+    with clock.pinned(NOW):
+        direct = memory.session_start({"id": "s", "chat_type": "direct"})
+        group = memory.session_start({"id": "s", "chat_type": "group"})
+        small = memory.session_start({"id": "s"}, budget_chars=150)
+    assert (
+        direct.index("## MEMORY.md")
+        < direct.index("2026-03-23.md (yesterday)")
+        < direct.index("2026-03-24.md (today)")
+    )
+    assert "An old note" not in direct and "Prefers short answers" in direct
+    assert "MEMORY.md" not in group and "Pitch rehearsal" in group  # personal memory stays out of groups
+    assert len(small) <= 150
+
+
+def test_tools_hide_internal_parameters_and_calls_run(memory) -> None:
+    schemas = {t["function"]["name"]: t for t in memory.tools()}
+    assert "source" not in schemas["memory_search"]["function"]["parameters"]["properties"]
+    with clock.pinned(NOW):
+        found = memory.call_tool("memory_search", {"query": "Gut Boltenhagen"})
+    assert found["results"][0]["path"] == "memory/2026-03-23.md"
+
+
+def test_session_end_appends_a_summary_and_can_be_undone(memory) -> None:
+    daily = memory.workspace.root / "memory" / "2026-03-24.md"
+    before = daily.read_bytes()
+    session = {
+        "id": "chat-7",
+        "messages": [
+            {"role": "user", "content": "where is the offsite?"},
+            {"role": "assistant", "content": "At Gut Boltenhagen."},
+            {"role": "user", "content": "my api key is sk-proj-Ab3dEfGh1jKlMnOpQrStUvWxYz0123 keep it"},
+        ],
+    }
+    with clock.pinned(NOW):
+        added = memory.session_end(session)
+    after = daily.read_bytes()
+    assert after.startswith(before) and added and after[len(before) :].decode() == added
+    assert "## Session chat-7 (09:00)" in added and "where is the offsite?" in added
+    assert "sk-proj" not in added and "[redacted api key]" in added
+    assert memory.session_end({"id": "empty", "messages": []}) is None
+    run_id = next(
+        p.name for p in (memory.workspace.state_dir / "journal").iterdir() if p.name.startswith("session-end")
+    )
+    rollback(memory.workspace, run_id)
+    assert daily.read_bytes() == before
+
+
+def test_session_end_with_a_model(memory) -> None:
+    from lifelong import llm
+
+    session = {"id": "m", "messages": [{"role": "user", "content": "we chose Friday for the dinner"}]}
+    original = llm.complete
+
+    def mocked(messages, *, model, deadline_s, **kw):  # noqa: ANN001, ANN003, ANN202 - litellm's own mock below
+        return original(
+            messages, model=model, deadline_s=deadline_s, mock_response="- Dinner moved to Friday."
+        )
+
+    llm_complete, llm.complete = llm.complete, mocked
+    try:
+        with clock.pinned(NOW):
+            added = memory.session_end(session, model="openai/gpt-4o-mini")
+    finally:
+        llm.complete = llm_complete
+    assert added and "- Dinner moved to Friday." in added
