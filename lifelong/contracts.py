@@ -364,10 +364,12 @@ ToolHandler = Callable[..., JSONObject]
 
 
 class ToolRegistrar(Protocol):
-    """``register(name, description, parameters, handler, plugin, annotations=None)``:
+    """``register(name, description, parameters, handler, plugin, annotations=None, agent=True)``:
     ``parameters`` is a JSON-Schema object (OpenAI/litellm function parameters); ``handler(ctx,
     **arguments)`` returns a JSON object (errors as ``{"error": ...}``); ``annotations`` are MCP
-    tool annotations (``readOnlyHint``, ``destructiveHint``…)."""
+    tool annotations (``readOnlyHint``, ``destructiveHint``…). ``agent=False`` registers a
+    service for the suite's own plugins (``ctx.call_tool``) that is never offered to a model: not
+    in ``Memory.tools()``, the MCP server or ``lifelong chat``."""
 
     def __call__(
         self,
@@ -377,6 +379,7 @@ class ToolRegistrar(Protocol):
         handler: ToolHandler,
         plugin: str = "",
         annotations: JSONObject | None = None,
+        agent: bool = True,
     ) -> None: ...
 
 

@@ -105,6 +105,7 @@ class Tool:
     handler: ToolHandler
     plugin: str
     annotations: JSONObject | None = None
+    agent: bool = True  # False: a service for other plugins (ctx.call_tool), never offered to a model
 
     def public_parameters(self) -> JSONObject:
         """The parameters a model may set: properties marked ``"x-internal": true`` (e.g. recall's
@@ -406,10 +407,15 @@ class Host:
         handler: ToolHandler,
         plugin: str = "",
         annotations: JSONObject | None = None,
+        agent: bool = True,
     ) -> None:
         if name in self.tools:
             raise PluginError(f"tool {name!r} registered twice")
-        self.tools[name] = Tool(name, description, parameters, handler, plugin, annotations)
+        self.tools[name] = Tool(name, description, parameters, handler, plugin, annotations, agent)
+
+    def agent_tools(self) -> list[Tool]:
+        """The tools a model may be offered (services registered with ``agent=False`` left out)."""
+        return [t for t in self.tools.values() if t.agent]
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> JSONObject:
         """Run an agent tool. Arguments are checked against the tool's JSON Schema; bad

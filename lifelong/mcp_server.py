@@ -69,7 +69,7 @@ def build_server(host: Host) -> Any:
                     input_schema=t.public_parameters(),
                     annotations=_annotations(t.annotations),
                 )
-                for t in host.tools.values()
+                for t in host.agent_tools()
             ]
         )
 
@@ -77,8 +77,10 @@ def build_server(host: Host) -> Any:
         arguments = dict(params.arguments or {})
         tool = host.tools.get(params.name)
         internal = sorted(set(arguments) & tool.internal_parameters()) if tool else []
-        if internal:
-            result: dict[str, Any] = {"error": f"{params.name}: unknown argument(s) {', '.join(internal)}"}
+        if tool is not None and not tool.agent:
+            result: dict[str, Any] = {"error": f"unknown tool {params.name!r}"}
+        elif internal:
+            result = {"error": f"{params.name}: unknown argument(s) {', '.join(internal)}"}
         else:
             async with lock:
                 result = await anyio.to_thread.run_sync(host.call_tool, params.name, arguments)

@@ -86,9 +86,13 @@ class Memory:
 
     def tools(self) -> list[JSONObject]:
         """The agent tools as OpenAI/litellm function schemas (internal parameters left out)."""
-        return [tool.schema() for tool in self.host.tools.values()]
+        return [tool.schema() for tool in self.host.agent_tools()]
 
     def call_tool(self, name: str, arguments: JSONObject) -> JSONObject:
+        """Run a tool the model called (a suite-internal service is refused as unknown)."""
+        tool = self.host.tools.get(name)
+        if tool is not None and not tool.agent:
+            return {"error": f"unknown tool {name!r}"}
         return self.host.call_tool(name, dict(arguments))
 
     def before_compaction(self, session: Session, messages: list[Message]) -> FlushResult:

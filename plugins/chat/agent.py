@@ -227,7 +227,7 @@ class ChatAgent:
         sub = args[0] if args else "status"
         rest = " ".join(args[1:])
         if sub == "status":
-            tools = ", ".join(sorted(self.memory.host.tools))
+            tools = ", ".join(sorted(t.name for t in self.memory.host.agent_tools()))
             self.echo(
                 f"[memory] gate {'on' if self.state.gate_on else 'off'}, verbose {'on' if self.state.verbose else 'off'}, "
                 f"{len(self.state.history)} messages (~{self.tokens()} of {self.window} tokens), "

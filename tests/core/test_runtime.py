@@ -91,3 +91,20 @@ def test_session_end_with_a_model(memory) -> None:
     finally:
         llm.complete = llm_complete
     assert added and "- Dinner moved to Friday." in added
+
+
+def test_services_are_never_offered_to_a_model(memory) -> None:
+    """A tool registered with agent=False is callable by plugins (ctx.call_tool) but is neither
+    listed for a model nor runnable through the runtime's call_tool."""
+    host = memory.host
+    host._register_tool(
+        "recall_service",
+        "internal",
+        {"type": "object", "properties": {}},
+        lambda ctx: {"ok": 1},
+        "t",
+        agent=False,
+    )
+    assert "recall_service" not in {t["function"]["name"] for t in memory.tools()}
+    assert memory.call_tool("recall_service", {}) == {"error": "unknown tool 'recall_service'"}
+    assert host.ctx.call_tool("recall_service") == {"ok": 1}
