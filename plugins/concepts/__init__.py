@@ -42,8 +42,9 @@ def on_files_changed(ctx: Context, changes: FileChanges) -> None:
 
 @hookimpl
 def after_consolidation(ctx: Context, run: ConsolidationRun) -> None:
-    """The nightly rebuild: fresh importance, pruning, wiki names and aliases."""
-    ConceptIndex(ctx, ctx.config(PLUGIN)).rebuild()
+    """The nightly pass: fresh importance, pruning, wiki names and aliases (the occurrences are
+    kept current by every sync; `lifelong concepts rebuild` re-extracts them)."""
+    ConceptIndex(ctx, ctx.config(PLUGIN)).refresh()
 
 
 @hookimpl

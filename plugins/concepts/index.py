@@ -30,7 +30,7 @@ from lifelong.host import Context
 from lifelong.text import content_words
 from lifelong.workspace import split_frontmatter
 
-from .extract import concept_terms, importance, name_phrases, normalise_concept, script_of, should_prune
+from .extract import Term, concept_terms, importance, name_phrases, normalise_concept, script_of, should_prune
 
 PLUGIN = "concepts"
 KIND_RANK = {"term": 0, "name": 1, "heading": 2, "wiki": 3}
@@ -71,11 +71,11 @@ def chunk_occurrences(text: str, heading: str) -> list[Occurrence]:
     return list(found.values())
 
 
-def query_keys(query: str) -> dict[str, set[str]]:
+def query_keys(query: str, terms: list[Term] | None = None) -> dict[str, set[str]]:
     """Keys a query may name, each with the content words it covers: single terms, capitalised
     names, and adjacent term pairs (so "Gut Boltenhagen" matches written in lower case too)."""
     keys: dict[str, set[str]] = {}
-    terms = concept_terms(query)
+    terms = concept_terms(query) if terms is None else terms
     for t in terms:
         keys.setdefault(t.key, set()).add(t.key)
     for t in name_phrases(query):
@@ -138,46 +138,79 @@ class ConceptIndex:
             sql + " AND path IN (SELECT value FROM json_each(?))", [json.dumps(paths)]
         ).fetchall()
 
-    def _day(self, source_date: float | None) -> str:
+    def _day(self, source_date: float | None) -> int:
         tz = self.ctx.workspace.timezone
         when = dt.datetime.fromtimestamp(source_date, tz) if source_date else self.ctx.now()
-        return when.date().isoformat()
+        return when.date().toordinal()
+
+    def built(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM concept_meta WHERE name = 'built'").fetchone() is not None
 
     def update(self, paths: Iterable[str]) -> int:
         """Re-extract the occurrences of ``paths`` (changed, new or deleted files) and refresh the
-        concepts they touch. Returns the number of concepts refreshed."""
+        concepts they touch (the first time, everything is extracted). Returns the number of
+        concepts refreshed."""
         paths = sorted(set(paths))
+        if not self.built():
+            return self.rebuild()["concepts"]
         if not paths:
             return 0
         with self.ctx.store.lock:
-            touched = {
-                r[0]
-                for r in self.conn.execute(
-                    "SELECT DISTINCT key FROM concept_occurrences WHERE path IN (SELECT value FROM json_each(?))",
-                    [json.dumps(paths)],
-                )
-            }
-            self.conn.execute(
-                "DELETE FROM concept_occurrences WHERE path IN (SELECT value FROM json_each(?))",
+            old = self.conn.execute(
+                "SELECT chunk_id, keys FROM concept_chunks WHERE path IN (SELECT value FROM json_each(?))",
                 [json.dumps(paths)],
-            )
+            ).fetchall()
+            touched: set[str] = set()
+            pairs = []
+            for chunk_id, keys in old:
+                for key in json.loads(keys):
+                    touched.add(key)
+                    pairs.append((key, chunk_id))
+            self.conn.executemany("DELETE FROM concept_occurrences WHERE key = ? AND chunk_id = ?", pairs)
+            self.conn.executemany("DELETE FROM concept_chunks WHERE chunk_id = ?", [(r[0],) for r in old])
             touched |= self._insert(self._chunks(paths))
+            self._count_chunks()
             self._refresh(touched)
             self.conn.commit()
         return len(touched)
 
     def _insert(self, chunks: list[tuple[int, str, str, str, float | None]]) -> set[str]:
-        rows = []
+        rows, forms, per_chunk = [], {}, []
         for chunk_id, path, heading, text, source_date in chunks:
             day = self._day(source_date)
+            keys = []
             for occ in chunk_occurrences(text, heading or ""):
-                rows.append((occ.key, chunk_id, path, day, occ.count, occ.display, occ.script, occ.kind))
+                rows.append((occ.key, chunk_id, day, occ.count))
+                keys.append(occ.key)
+                kind = KIND_RANK[occ.kind]
+                prev = forms.get(occ.key)
+                if prev is None or kind > prev[3]:
+                    forms[occ.key] = (occ.key, prev[1] if prev else occ.display, occ.script, kind)
+            per_chunk.append((chunk_id, path, json.dumps(keys, ensure_ascii=False)))
         self.conn.executemany(
-            "INSERT OR REPLACE INTO concept_occurrences(key, chunk_id, path, day, count, display, script, kind)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
+            "INSERT OR REPLACE INTO concept_occurrences(key, chunk_id, day, count) VALUES (?, ?, ?, ?)", rows
         )
-        return {r[0] for r in rows}
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO concept_chunks(chunk_id, path, keys) VALUES (?, ?, ?)", per_chunk
+        )
+        self.conn.executemany(
+            "INSERT INTO concept_forms(key, display, script, kind) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET kind = max(kind, excluded.kind)",
+            list(forms.values()),
+        )
+        return set(forms)
+
+    def _count_chunks(self) -> int:
+        """Keep the corpus size the IDF needs in concept_meta (a lookup never counts 1M rows)."""
+        total = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        self.conn.execute(
+            "INSERT OR REPLACE INTO concept_meta(name, value) VALUES ('chunks', ?)", [str(total)]
+        )
+        return total
+
+    def _total_chunks(self) -> int:
+        row = self.conn.execute("SELECT value FROM concept_meta WHERE name = 'chunks'").fetchone()
+        return int(row[0]) if row else self._count_chunks()
 
     def _wiki_names(self) -> dict[str, tuple[str, list[str]]]:
         """key -> (title, aliases) of every wiki page that has a title in its frontmatter."""
@@ -196,37 +229,38 @@ class ConceptIndex:
                 out[normalise_concept(title)] = (title, aliases)
         return out
 
-    def _refresh(self, keys: set[str], wiki: dict[str, tuple[str, list[str]]] | None = None) -> None:
-        """Recompute the concept rows of ``keys`` from their occurrences (pure aggregation in SQL)."""
-        if not keys:
+    def _refresh(self, keys: set[str] | None, wiki: dict[str, tuple[str, list[str]]] | None = None) -> None:
+        """Recompute the concept rows of ``keys`` (None: every concept) from their occurrences
+        (aggregation in SQL; the occurrences table is ordered by key, so it streams)."""
+        if keys is not None and not keys:
             return
         min_days = int(self.config["min_days"])
-        total = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        rows = self.conn.execute(
-            "SELECT key, min(display), min(script), max(CASE kind WHEN 'heading' THEN 2 WHEN 'name' THEN 1 ELSE 0 END),"
-            " sum(count), count(DISTINCT day), count(*), max(day) FROM concept_occurrences"
-            " WHERE key IN (SELECT value FROM json_each(?)) GROUP BY key",
-            [json.dumps(sorted(keys))],
-        ).fetchall()
-        max_freq = max(
-            [r[4] for r in rows]
-            + [self.conn.execute("SELECT coalesce(max(frequency), 1) FROM concepts").fetchone()[0]]
+        total = self._total_chunks()
+        select = (
+            "SELECT o.key, f.display, f.script, f.kind, sum(o.count), count(DISTINCT o.day), count(*), max(o.day)"
+            " FROM concept_occurrences o JOIN concept_forms f ON f.key = o.key"
         )
+        if keys is None:
+            rows = self.conn.execute(select + " GROUP BY o.key").fetchall()
+            self.conn.execute("DELETE FROM concepts")
+        else:
+            chosen = json.dumps(sorted(keys), ensure_ascii=False)
+            rows = self.conn.execute(
+                select + " WHERE o.key IN (SELECT value FROM json_each(?)) GROUP BY o.key", [chosen]
+            ).fetchall()
+            self.conn.execute("DELETE FROM concepts WHERE key IN (SELECT value FROM json_each(?))", [chosen])
+        stored_max = self.conn.execute("SELECT coalesce(max(frequency), 1) FROM concepts").fetchone()[0]
+        max_freq = max([r[4] for r in rows] + [stored_max])
         today = self.ctx.now().date()
         wiki = wiki if wiki is not None else {}
-        self.conn.execute(
-            "DELETE FROM concepts WHERE key IN (SELECT value FROM json_each(?))", [json.dumps(sorted(keys))]
-        )
+        kinds = {rank: name for name, rank in KIND_RANK.items()}
         admitted = []
         for key, display, script, kind_rank, freq, days, doc_freq, last in rows:
-            kind = (
-                "wiki"
-                if key in wiki
-                else ("heading" if kind_rank == 2 else ("name" if kind_rank == 1 else "term"))
-            )
+            kind = "wiki" if key in wiki else kinds[min(kind_rank, 2)]
             if days < min_days and kind not in ("heading", "wiki"):
                 continue
-            since = (today - dt.date.fromisoformat(last)).days
+            last_day = dt.date.fromordinal(last)
+            since = (today - last_day).days
             value = importance(
                 frequency=freq,
                 max_frequency=max_freq,
@@ -236,19 +270,8 @@ class ConceptIndex:
             )
             if should_prune(since, value):
                 continue
-            admitted.append(
-                (
-                    key,
-                    wiki[key][0] if key in wiki else display,
-                    script,
-                    kind,
-                    freq,
-                    days,
-                    doc_freq,
-                    last,
-                    value,
-                )
-            )
+            title = wiki[key][0] if key in wiki else display
+            admitted.append((key, title, script, kind, freq, days, doc_freq, last_day.isoformat(), value))
         seen = {a[0] for a in admitted}
         for key in sorted(set(wiki) - seen):  # a wiki page names a concept even before notes do
             admitted.append(
@@ -260,31 +283,63 @@ class ConceptIndex:
             admitted,
         )
 
+    def _names_and_aliases(self) -> tuple[dict[str, tuple[str, list[str]]], list[tuple[str, str]]]:
+        wiki = self._wiki_names()
+        aliases = [
+            (normalise_concept(alias), key)
+            for key, (_, names) in wiki.items()
+            for alias in names
+            if normalise_concept(alias) != key
+        ]
+        return wiki, aliases
+
+    def _store_aliases(self, aliases: list[tuple[str, str]]) -> None:
+        self.conn.execute("DELETE FROM concept_aliases")
+        self.conn.executemany("INSERT OR REPLACE INTO concept_aliases(alias, key) VALUES (?, ?)", aliases)
+
+    def _counts(self, aliases: int) -> dict[str, int]:
+        return {
+            "concepts": self.conn.execute("SELECT count(*) FROM concepts").fetchone()[0],
+            "occurrences": self.conn.execute("SELECT count(*) FROM concept_occurrences").fetchone()[0],
+            "aliases": aliases,
+        }
+
     def rebuild(self) -> dict[str, int]:
         """Everything from scratch: occurrences of every chunk, the vocabulary with fresh importance
         (pruning what is unseen for 90 days and unimportant), wiki names and aliases."""
         with self.ctx.store.lock:
-            self.conn.execute("DELETE FROM concept_occurrences")
-            self.conn.execute("DELETE FROM concepts")
-            self.conn.execute("DELETE FROM concept_aliases")
-            keys = self._insert(self._chunks(None))
-            wiki = self._wiki_names()
-            self._refresh(keys | set(wiki), wiki)
-            aliases = [
-                (normalise_concept(alias), key)
-                for key, (_, names) in wiki.items()
-                for alias in names
-                if normalise_concept(alias) != key
-            ]
-            self.conn.executemany("INSERT OR REPLACE INTO concept_aliases(alias, key) VALUES (?, ?)", aliases)
+            for table in ("concept_occurrences", "concept_chunks", "concept_forms", "concepts"):
+                self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+            self._insert(self._chunks(None))
+            self._count_chunks()
+            wiki, aliases = self._names_and_aliases()
+            self._refresh(None, wiki)
+            self._store_aliases(aliases)
+            self.conn.execute(
+                "INSERT OR REPLACE INTO concept_meta(name, value) VALUES ('built', ?)",
+                [self.ctx.now().isoformat()],
+            )
             self.conn.commit()
-            concepts = self.conn.execute("SELECT count(*) FROM concepts").fetchone()[0]
-            occurrences = self.conn.execute("SELECT count(*) FROM concept_occurrences").fetchone()[0]
-        return {"concepts": concepts, "occurrences": occurrences, "aliases": len(aliases)}
+            return self._counts(len(aliases))
+
+    def refresh(self) -> dict[str, int]:
+        """The nightly pass: fresh importance and pruning for every concept, wiki names and aliases,
+        from the occurrences kept current by every sync (no re-extraction; a never-built index is
+        rebuilt)."""
+        if not self.built():
+            return self.rebuild()
+        with self.ctx.store.lock:
+            self._count_chunks()
+            wiki, aliases = self._names_and_aliases()
+            self._refresh(None, wiki)
+            self._store_aliases(aliases)
+            self.conn.commit()
+            return self._counts(len(aliases))
 
     # looking up -------------------------------------------------------------------------------
     def lookup(self, request: SearchRequest) -> Lookup:
-        candidates_keys = query_keys(request.query)
+        terms = concept_terms(request.query)
+        candidates_keys = query_keys(request.query, terms)
         if not candidates_keys:
             return Lookup(reason="the query names no concept term")
         probe = sorted(candidates_keys)
@@ -309,7 +364,7 @@ class ConceptIndex:
         content = {normalise_concept(w) for w in content_words(request.query)}
         covered = set().union(*(candidates_keys[k] for k in found)) & content if content else set()
         coverage = len(covered) / len(content) if content else 0.0
-        total = max(2, self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        total = max(2, self._total_chunks())
         concepts = {row[0]: row for row in found.values()}
         idf = {key: math.log(total / max(1, row[2])) / math.log(total) for key, row in concepts.items()}
         specificity = sum(idf.values()) / len(idf)
@@ -322,50 +377,69 @@ class ConceptIndex:
         return Lookup(names, confidence, self._candidates(request, idf), "")
 
     def _candidates(self, request: SearchRequest, idf: dict[str, float]) -> list[Candidate]:
+        """The chunks naming the concepts, best first: ranked in SQL by how many of the concepts
+        they name and the IDF-weighted count, scored with recall's decay on the pool's dates, and
+        only the top ``max_results`` read in full (two steps: the pool never carries chunk text)."""
         now = self.ctx.now()
         where, params = validity_predicate(request, now)
         weights = {k: max(v, 0.01) for k, v in idf.items()}
-        rows = self.conn.execute(
+        pool = self.conn.execute(
             "WITH w(key, idf) AS (SELECT key, value FROM json_each(?)), hits AS ("
             " SELECT o.chunk_id, sum(o.count * w.idf) AS weight, count(*) AS named FROM concept_occurrences o"
             " JOIN w ON w.key = o.key GROUP BY o.chunk_id ORDER BY named DESC, weight DESC LIMIT ?)"
-            " SELECT c.id, c.path, c.corpus, c.start_line, c.end_line, c.heading, c.text, c.source_date, c.evergreen,"
-            f" c.generated, c.validity_end, c.superseded_by, hits.weight, hits.named FROM hits JOIN chunks c ON c.id = hits.chunk_id WHERE {where}",
+            " SELECT c.id, c.source_date, c.evergreen, hits.weight * hits.named, c.path, c.start_line"
+            f" FROM hits JOIN chunks c ON c.id = hits.chunk_id WHERE {where}",
             [json.dumps(weights), int(self.config["pool"]), *params],
         ).fetchall()
-        if not rows:
+        if not pool:
             return []
         recall = self.ctx.config("recall") if self.ctx.host.enabled("recall") else {}
         half_life = float(recall.get("half_life_days", 30))
         floor = float(recall.get("decay_floor", 0.5))
-        top = max(r[12] * r[13] for r in rows)
-        out = []
-        for r in rows:
-            age = None if r[8] or r[7] is None else (now.timestamp() - r[7]) / 86400.0
+        stamp = now.timestamp()
+        top = max(strength for _, _, _, strength, _, _ in pool)
+        scored = []
+        for chunk_id, source_date, evergreen, strength, path, start in pool:
+            age = None if evergreen or source_date is None else (stamp - source_date) / 86400.0
             factor = decay(age, half_life, floor)
-            relevance = (r[12] * r[13]) / top
+            relevance = strength / top
+            scored.append((-(relevance * factor), path, start, chunk_id, relevance, factor))
+        scored.sort()
+        best = scored[: request.max_results]
+        rows = {
+            row[0]: row
+            for row in self.conn.execute(
+                "SELECT id, path, corpus, start_line, end_line, heading, text, source_date, evergreen, generated,"
+                " validity_end, superseded_by FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+                [json.dumps([b[3] for b in best])],
+            )
+        }
+        out = []
+        for neg_score, _, _, chunk_id, relevance, factor in best:
+            (_, path, corpus, start, end, heading, text, source_date, evergreen, generated, v_end, sup) = (
+                rows[chunk_id]
+            )
             out.append(
                 Candidate(
-                    chunk_id=r[0],
-                    path=r[1],
-                    corpus=r[2],
-                    start_line=r[3],
-                    end_line=r[4],
-                    heading=r[5],
-                    text=r[6],
-                    source_date=r[7],
-                    evergreen=bool(r[8]),
-                    generated=bool(r[9]),
-                    validity_end=r[10],
-                    superseded_by=r[11],
+                    chunk_id=chunk_id,
+                    path=path,
+                    corpus=corpus,
+                    start_line=start,
+                    end_line=end,
+                    heading=heading,
+                    text=text,
+                    source_date=source_date,
+                    evergreen=bool(evergreen),
+                    generated=bool(generated),
+                    validity_end=v_end,
+                    superseded_by=sup,
                     hybrid=relevance,
                     decay=factor,
-                    score=relevance * factor,
+                    score=-neg_score,
                     extra={"answered_by": PLUGIN},
                 )
             )
-        out.sort(key=lambda c: (-c.score, c.path, c.start_line))
-        return out[: request.max_results]
+        return out
 
 
 def affected_paths(changes: object) -> list[str]:

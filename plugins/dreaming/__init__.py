@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lifelong.hookspecs import hookimpl
 
-from . import commands, status, tables
+from . import commands, service, status, tables
 from .run import run_phase
 
 
@@ -17,6 +17,11 @@ def register_migrations(register):
 @hookimpl
 def register_commands(cli):
     commands.add_commands(cli)
+
+
+@hookimpl
+def register_tools(register):
+    service.register(register)
 
 
 @hookimpl
