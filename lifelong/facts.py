@@ -1,0 +1,869 @@
+"""Comparable facts in a statement, and whether two statements contradict each other.
+
+Pure functions, no plugin imports, no I/O: the supersede gate, the belief wiki and the evals use
+them. Words are measured with :mod:`lifelong.text` (its tokeniser and stemmer); the patterns here
+only find *values* (a date, an amount) in the text.
+
+API
+---
+- :func:`extract(text, now=None, subject=None) <extract>` → :class:`Statement`: the statement's
+  **subject** (stems of its content words once every value, status word and change verb is
+  taken out; ``subject=`` overrides it), its **names** (capitalised words of the subject, used
+  to tell "Anna's budget" from "Bob's budget"), its comparable :class:`Value` s, whether it
+  announces a **change** ("moved to", "rescheduled", "no longer") or an **addition** ("also",
+  "another", "a second"), whether it is **hedged** (second-hand: "apparently", "I think"), the
+  ``event_date`` it states (the first absolute date written in it, or a resolved
+  today/yesterday/tomorrow) and its ``valid_until`` ("until 30 June").
+- Value kinds (:data:`KINDS`):
+
+  ========== ============================================ ===================================
+  kind       found in                                     canonical ``value``
+  ========== ============================================ ===================================
+  date       ``2026-05-14``, ``14 May``, ``May 14th,       ``2026-05-14``; ``05-14`` without
+             2026``, today/tomorrow/yesterday (with now)   a year and without ``now``
+  weekday    ``Wednesday``, ``thurs``, a dated value's     ``wednesday``; ``Value.date`` is
+             weekday                                      the next such day from ``now``
+  time       ``9:30``, ``9am``, ``2:15 p.m.``, noon         ``09:30`` (24 h)
+  money      ``$2M``, ``$2,000,000``, ``€1.5k``, ``300      ``USD 2000000`` (currency, amount)
+             EUR``, ``₹500``, ``500 रुपये``
+  quantity   a number with a unit: ``5 kg``, ``3 hours``,   ``5000 g``, ``180 min``, ``3
+             ``20%``, ``4 engineers``                      engineer`` (known units converted)
+  number     a bare number not part of the above            ``42``
+  status     planned, in progress, done, cancelled,         the label (``done``); negated:
+             postponed, blocked, experimental, beta,        ``not done``
+             production, deprecated
+  assignee   "owned by Dana", "Dana owns", "assigned to     the folded name (``dana``)
+             Dana", "led by", "handled by"…
+  location   "in Berlin", "at the Marriott", "moved to      the folded name (``berlin``,
+             Lisbon", "room 4B"                             ``room 4b``)
+  ========== ============================================ ===================================
+
+  A value after "from" (in a statement announcing a change), "instead of", "rather than", "no
+  longer" or "not" is ``negated``: it names the old value ("moved from Wednesday to Thursday").
+- :func:`compare(a, b) <compare>` → :class:`Comparison`: ``related`` (same subject: no clash of
+  names, and the subjects' stems overlap — Jaccard ≥ 0.5, or the smaller subject of two or more
+  stems lies inside the other), ``similarity`` (that Jaccard), and ``conflicts``: for each value
+  kind both statements carry, the two sets of positive values are disjoint, or one statement
+  negates a value the other asserts. Not conflicts: an **addition** ("another meeting on
+  Friday"), a **progression** of the plan → in progress → done lifecycle (a plan and its later
+  completion describe two events, so their dates and times are not compared either), a
+  statement whose values are a superset of the other's.
+- :func:`is_stale(statement, now) <is_stale>`: its ``valid_until`` lies before ``now``.
+
+Matching is exact on NFKC-folded text: no fuzzy or edit-distance matching anywhere, so words that
+differ by one character ("किताब" and "कीताब") are different subjects and different values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from .text import STOPWORDS, content_tokens, fold, is_stopword, jaccard, stem, tokens
+
+KINDS: tuple[str, ...] = (
+    "date",
+    "weekday",
+    "time",
+    "money",
+    "quantity",
+    "number",
+    "status",
+    "assignee",
+    "location",
+)
+
+
+@dataclass(frozen=True)
+class Value:
+    """One comparable value found in a statement. ``kind`` is one of :data:`KINDS`; ``key`` narrows
+    the comparison (a quantity's dimension, a money value's currency is part of ``value``);
+    ``start``/``end`` are character offsets into the statement's text."""
+
+    kind: str
+    value: str
+    text: str
+    start: int
+    end: int
+    key: str = ""
+    negated: bool = False
+    date: dt.date | None = None
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What :func:`extract` finds in one statement (see the module docstring)."""
+
+    text: str
+    subject: frozenset[str]
+    names: frozenset[str] = frozenset()
+    values: tuple[Value, ...] = ()
+    change: bool = False
+    additive: bool = False
+    hedged: bool = False
+    event_date: dt.date | None = None
+    valid_until: dt.date | None = None
+
+    def of_kind(self, kind: str, *, negated: bool | None = False) -> tuple[Value, ...]:
+        return tuple(v for v in self.values if v.kind == kind and (negated is None or v.negated == negated))
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        return frozenset(v.kind for v in self.values)
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two statements disagree on one attribute: ``left`` are the first statement's values of
+    ``kind``, ``right`` the second's."""
+
+    kind: str
+    left: tuple[str, ...]
+    right: tuple[str, ...]
+    key: str = ""
+
+    def describe(self) -> str:
+        label = f"{self.kind} ({self.key})" if self.key else self.kind
+        return f"{label}: {', '.join(self.left) or '-'} vs {', '.join(self.right) or '-'}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of :func:`compare`."""
+
+    related: bool
+    similarity: float
+    conflicts: tuple[Conflict, ...] = ()
+    additive: bool = False
+    progression: bool = False
+    shared: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def conflicting(self) -> bool:
+        return self.related and bool(self.conflicts)
+
+    @property
+    def reason(self) -> str:
+        if not self.related:
+            return "different subjects"
+        if self.conflicts:
+            return "same subject, different " + "; ".join(c.describe() for c in self.conflicts)
+        if self.additive:
+            return "same subject, an additional fact"
+        if self.progression:
+            return "same subject, a later stage of the same plan"
+        return "same subject, compatible values"
+
+
+# ---------------------------------------------------------------------------------------------
+# Vocabulary
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAY_FORMS = {
+    **{d: d for d in WEEKDAYS},
+    **{d + "s": d for d in WEEKDAYS},
+    "tues": "tuesday",
+    "weds": "wednesday",
+    "thur": "thursday",
+    "thurs": "thursday",
+}
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH_FORMS = {**{m: i + 1 for i, m in enumerate(MONTHS)}, **{m[:3]: i + 1 for i, m in enumerate(MONTHS)}}
+_MONTH_FORMS["sept"] = 9
+_MONTH_RE = "|".join(sorted(_MONTH_FORMS, key=len, reverse=True))
+
+# status label → patterns (on folded text). Order matters only for overlapping words.
+_STATUS_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("cancelled", r"cancell?ed|cancell?ing|called off|scrapped|abandoned|shelved|dropped"),
+    ("postponed", r"postponed|delayed|on hold|paused|deferred"),
+    ("blocked", r"blocked"),
+    ("in progress", r"in progress|under ?way|ongoing|work in progress|started|wip"),
+    (
+        "done",
+        r"done|completed?|finished|shipped|launched|released|merged|resolved|fixed|delivered"
+        r"|deployed|went live|wrapped up",
+    ),
+    ("planned", r"planned|planning to|plans? to|plans? for|proposed|intends? to|to-?do|going to"),
+    ("experimental", r"experimental|prototype|alpha|pilot|trial"),
+    ("beta", r"beta|preview"),
+    ("production", r"production|in prod|generally available|live"),
+    ("deprecated", r"deprecated|sunset|retired|decommissioned|end of life|eol"),
+)
+_STATUS_RE = re.compile(
+    "|".join(rf"(?P<s{i}>\b(?:{pat})\b)" for i, (_, pat) in enumerate(_STATUS_PATTERNS)), re.IGNORECASE
+)
+# A plan fulfilled: the later stage does not contradict the earlier one.
+_LIFECYCLE = {"planned": 0, "in progress": 1, "done": 2}
+
+_CHANGE_RE = re.compile(
+    r"\b(?:moved|moving|move|changed|changing|change|rescheduled|reschedule|switched|switch|shifted"
+    r"|pushed|bumped|relocated|updated|now|no longer|instead|actually|anymore|any more|correction"
+    r"|new)\b",
+    re.IGNORECASE,
+)
+_ADDITIVE_RE = re.compile(
+    r"\b(?:also|another|second|third|additional|extra|as well|in addition|too|plus|besides)\b",
+    re.IGNORECASE,
+)
+_HEDGE_RE = re.compile(
+    r"\b(?:apparently|i think|i guess|i believe|probably|maybe|perhaps|might|may be|seems|seemed"
+    r"|supposedly|reportedly|allegedly|rumou?r|heard|someone said|somebody said|they say|"
+    r"not sure|i'm not sure|possibly|likely|inferred|unconfirmed)\b",
+    re.IGNORECASE,
+)
+# Words that describe the change or the statement rather than its subject.
+_NOT_SUBJECT = frozenset(
+    stem(w)
+    for w in """
+    moved moving move changed changing change rescheduled reschedule switched switch shifted pushed
+    bumped relocated updated update now longer instead actually anymore correction new
+    also another second third additional extra addition plus besides
+    apparently guess believe probably perhaps seems seemed supposedly reportedly allegedly rumour
+    rumor heard someone somebody sure possibly likely inferred unconfirmed
+    until till through thru expires expire valid
+    is are was were be been being will would shall on at in to from of
+    week weekly every each next last coming following later earlier
+    happens happening held takes take place scheduled set
+    """.split()
+)
+_NEGATION_BEFORE = re.compile(
+    r"(?:\binstead of|\brather than|\bno longer(?:\s+\w+)?|\bnot(?:\s+\w+)?|n't(?:\s+\w+)?|\bnever)"
+    r"(?:\s+(?:on|at|in|for|the|a|an))?\s*$",
+    re.IGNORECASE,
+)
+_FROM_BEFORE = re.compile(r"\bfrom(?:\s+(?:the|a|an))?\s*$", re.IGNORECASE)
+
+_CURRENCY_SYMBOLS = {"$": "USD", "us$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR"}
+_CURRENCY_WORDS = {
+    "usd": "USD",
+    "dollar": "USD",
+    "dollars": "USD",
+    "bucks": "USD",
+    "eur": "EUR",
+    "euro": "EUR",
+    "euros": "EUR",
+    "gbp": "GBP",
+    "pound": "GBP",
+    "pounds": "GBP",
+    "jpy": "JPY",
+    "yen": "JPY",
+    "inr": "INR",
+    "rs": "INR",
+    "rs.": "INR",
+    "rupee": "INR",
+    "rupees": "INR",
+    "रुपये": "INR",
+    "रुपए": "INR",
+    "chf": "CHF",
+    "francs": "CHF",
+}
+_MULTIPLIERS = {
+    "k": 1_000,
+    "thousand": 1_000,
+    "m": 1_000_000,
+    "mm": 1_000_000,
+    "mn": 1_000_000,
+    "million": 1_000_000,
+    "b": 1_000_000_000,
+    "bn": 1_000_000_000,
+    "billion": 1_000_000_000,
+    "lakh": 100_000,
+    "crore": 10_000_000,
+}
+# unit → (dimension, factor to the dimension's base unit)
+_UNITS: dict[str, tuple[str, Decimal]] = {
+    **{u: ("mass", Decimal(1)) for u in ("g", "gram", "grams")},
+    **{u: ("mass", Decimal(1000)) for u in ("kg", "kgs", "kilo", "kilos", "kilogram", "kilograms")},
+    **{u: ("mass", Decimal("453.59237")) for u in ("lb", "lbs", "pound", "pounds")},
+    **{u: ("length", Decimal(1)) for u in ("m", "meter", "meters", "metre", "metres")},
+    **{
+        u: ("length", Decimal(1000))
+        for u in ("km", "kms", "kilometer", "kilometers", "kilometre", "kilometres")
+    },
+    **{u: ("length", Decimal("0.01")) for u in ("cm", "centimeter", "centimeters")},
+    **{u: ("length", Decimal("1609.344")) for u in ("mi", "mile", "miles")},
+    **{u: ("volume", Decimal(1)) for u in ("ml", "milliliter", "milliliters")},
+    **{u: ("volume", Decimal(1000)) for u in ("l", "liter", "liters", "litre", "litres")},
+    **{u: ("duration", Decimal(1)) for u in ("min", "mins", "minute", "minutes")},
+    **{u: ("duration", Decimal(60)) for u in ("h", "hr", "hrs", "hour", "hours")},
+    **{u: ("duration", Decimal(1440)) for u in ("day", "days")},
+    **{u: ("duration", Decimal(10080)) for u in ("week", "weeks", "wk", "wks")},
+    **{u: ("duration", Decimal("0.0166666667")) for u in ("s", "sec", "secs", "second", "seconds")},
+    **{u: ("data", Decimal(1)) for u in ("kb",)},
+    **{u: ("data", Decimal(1024)) for u in ("mb",)},
+    **{u: ("data", Decimal(1024**2)) for u in ("gb",)},
+    **{u: ("data", Decimal(1024**3)) for u in ("tb",)},
+    **{u: ("ratio", Decimal(1)) for u in ("%", "percent", "pct")},
+}
+_BASE_UNIT = {"mass": "g", "length": "m", "volume": "ml", "duration": "min", "data": "kb", "ratio": "%"}
+
+_NUM = r"\d+(?:[.,]\d+)*"
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DAY_MONTH = re.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\.?(?:,?\s+(\d{{4}}))?\b", re.IGNORECASE
+)
+_MONTH_DAY = re.compile(
+    rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.IGNORECASE
+)
+# A month alone: after a preposition ("in May", "by end of June") or before a year ("May 2026");
+# "may" the verb is neither.
+_MONTH_ONLY = re.compile(
+    rf"(?:\b(in|by|during|from|until|till|since|before|after|early|mid|late|end of|start of|beginning of)"
+    rf"\s+|(?=(?:{_MONTH_RE})\.?\s+\d{{4}}))({_MONTH_RE})\.?\b(?:\s+(\d{{4}}))?",
+    re.IGNORECASE,
+)
+_RELATIVE_DAY = re.compile(r"\b(today|tonight|tomorrow|yesterday)\b", re.IGNORECASE)
+_WEEKDAY = re.compile(
+    r"\b(?:(next|last|this|coming)\s+)?(" + "|".join(sorted(_WEEKDAY_FORMS, key=len, reverse=True)) + r")\b",
+    re.IGNORECASE,
+)
+_TIME = re.compile(
+    r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)(?![\w])|\b(\d{1,2}):(\d{2})\b|\b(noon|midday|midnight)\b",
+    re.IGNORECASE,
+)
+_MONEY_PREFIX = re.compile(
+    rf"(?<![\w$€£¥₹])(us\$|\$|€|£|¥|₹|\b(?:usd|eur|gbp|inr|chf|rs\.?)\s?)\s?({_NUM})"
+    r"(?:\s?(thousand|million|billion|lakh|crore|bn|mn|mm|k|m|b)\b)?",
+    re.IGNORECASE,
+)
+_MONEY_SUFFIX = re.compile(
+    rf"\b({_NUM})(?:\s?(thousand|million|billion|lakh|crore|bn|mn|mm|k|m|b))?\s?"
+    r"(usd|eur|euros?|dollars?|bucks|gbp|pounds?|jpy|yen|inr|rupees?|रुपये|रुपए|chf|francs)(?!\w)",
+    re.IGNORECASE,
+)
+_QUANTITY = re.compile(rf"(?<![\w.])({_NUM})\s?(%|[^\W\d_]+)", re.IGNORECASE)
+_NUMBER = re.compile(rf"(?<![\w.:/-])({_NUM})(?![\w:/-])")
+# A name: a capitalised word (then a lower-case letter: "Berlin", not "Q3"), or a word of a script
+# without letter case; one more capitalised word may follow ("Dana Lee").
+_NAME = r"((?:[A-Z][a-z\u00e0-\u00ff][\w'’-]*|[^\W\d_a-zA-Z\u00c0-\u024f][\w'’-]*)(?:\s+[A-Z][a-z][\w'’-]*)?)"
+_ASSIGNEE_AFTER = re.compile(
+    r"\b(?:owned|assigned|led|handled|run|managed|driven|taken over|organi[sz]ed|coordinated|hosted)\s+by\s+"
+    + _NAME
+    + r"|\b(?:assigned to|owner is|owner:|lead is|lead:|point of contact is|contact is|responsible is)\s+"
+    + _NAME
+)
+_ASSIGNEE_BEFORE = re.compile(
+    _NAME
+    + r"\s+(?:now\s+|also\s+)?(?:owns|leads|is leading|is handling|handles|runs|manages|is running|is managing"
+    r"|is responsible for|is in charge of|is the owner of|took over|takes over|will handle|will own|will lead"
+    r"|will run|is organi[sz]ing|organi[sz]es|hosts|is hosting)\b"
+)
+_LOCATION = re.compile(
+    r"\b(?:(?:moved|moving|relocated|relocating|move|changed|switched)\s+to|located in|lives in|living in"
+    r"|based in|held in|held at|takes place in|takes place at|in|at)\s+(?:the\s+)?" + _NAME
+)
+_ROOM = re.compile(r"\b(room|office|floor|building|gate|hall)\s+([A-Za-z]?\d+[A-Za-z]?)\b", re.IGNORECASE)
+_UNTIL = re.compile(r"\b(?:valid until|good until|until|till|through|thru|expires(?: on)?|ends on)\s+$", re.I)
+_UNSPACED_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*(?:[-*+]\s+)?)$")
+_POSSESSIVE_AFTER = re.compile(r"^['’]s\b")
+
+
+# ---------------------------------------------------------------------------------------------
+# Extraction
+
+
+def _decimal(text: str) -> Decimal | None:
+    raw = text.replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", text) else text
+    if raw.count(",") == 1 and "." not in raw:
+        raw = raw.replace(",", ".")  # 1,5 (decimal comma)
+    try:
+        return Decimal(raw)
+    except InvalidOperation:
+        return None
+
+
+def _canonical_number(value: Decimal) -> str:
+    text = format(value.normalize(), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _year(year: str | None, now: dt.datetime | None) -> int | None:
+    if year:
+        return int(year)
+    return now.date().year if now is not None else None
+
+
+def _make_date(year: int | None, month: int, day: int | None) -> tuple[str, dt.date | None] | None:
+    """The canonical value (``2026-05-14``, ``????-05-14``, ``2026-05``, ``????-05``) and, when
+    year and day are known, the date."""
+    try:
+        probe = dt.date(year or 2000, month, day or 1)  # 2000 is a leap year: 29 February is valid
+    except ValueError:
+        return None
+    prefix = f"{year:04d}" if year is not None else "????"
+    if day is None:
+        return f"{prefix}-{month:02d}", None
+    return f"{prefix}-{month:02d}-{day:02d}", (probe if year is not None else None)
+
+
+def _resolve_weekday(name: str, qualifier: str | None, now: dt.datetime | None) -> dt.date | None:
+    if now is None:
+        return None
+    today = now.date()
+    target = WEEKDAYS.index(name)
+    ahead = (target - today.weekday()) % 7
+    if qualifier == "last":
+        return today - dt.timedelta(days=(today.weekday() - target) % 7 or 7)
+    if qualifier == "next" and ahead == 0:
+        ahead = 7
+    return today + dt.timedelta(days=ahead)
+
+
+class _Spans:
+    """Character ranges already claimed by a value (a date's digits are not also a number)."""
+
+    def __init__(self) -> None:
+        self.ranges: list[tuple[int, int]] = []
+
+    def free(self, start: int, end: int) -> bool:
+        return all(end <= s or start >= e for s, e in self.ranges)
+
+    def claim(self, start: int, end: int) -> None:
+        self.ranges.append((start, end))
+
+
+def _negated(text: str, start: int, change: bool) -> bool:
+    before = text[max(0, start - 40) : start]
+    if _NEGATION_BEFORE.search(before):
+        return True
+    return change and bool(_FROM_BEFORE.search(before))
+
+
+def _add(out: list[Value], spans: _Spans, source: str, change: bool, **kwargs: object) -> None:
+    start, end = int(kwargs["start"]), int(kwargs["end"])  # type: ignore[call-overload]
+    spans.claim(start, end)
+    out.append(Value(negated=_negated(source, start, change), **kwargs))  # type: ignore[arg-type]
+
+
+def _dates(text: str, now: dt.datetime | None, spans: _Spans, change: bool, out: list[Value]) -> None:
+    found: list[tuple[int, int, str, dt.date | None]] = []
+    for m in _ISO_DATE.finditer(text):
+        made = _make_date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        if made:
+            found.append((m.start(), m.end(), *made))
+    for pattern, day_group, month_group in ((_DAY_MONTH, 1, 2), (_MONTH_DAY, 2, 1)):
+        for m in pattern.finditer(text):
+            month = _MONTH_FORMS[m.group(month_group).lower().rstrip(".")]
+            made = _make_date(_year(m.group(3), now), month, int(m.group(day_group)))
+            if made:
+                found.append((m.start(), m.end(), *made))
+    for m in _MONTH_ONLY.finditer(text):
+        made = _make_date(_year(m.group(3), now), _MONTH_FORMS[m.group(2).lower().rstrip(".")], None)
+        if made:
+            found.append((m.start(2), m.end(), *made))
+    if now is not None:
+        for m in _RELATIVE_DAY.finditer(text):
+            offset = {"today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1}[m.group(1).lower()]
+            day = now.date() + dt.timedelta(days=offset)
+            found.append((m.start(), m.end(), day.isoformat(), day))
+    for start, end, value, day in sorted(found):
+        if not spans.free(start, end):
+            continue
+        until = bool(_UNTIL.search(text[max(0, start - 20) : start]))
+        _add(
+            out,
+            spans,
+            text,
+            change,
+            kind="until" if until else "date",
+            value=value,
+            text=text[start:end],
+            start=start,
+            end=end,
+            date=day,
+        )
+
+
+def _weekdays(text: str, now: dt.datetime | None, spans: _Spans, change: bool, out: list[Value]) -> None:
+    for m in _WEEKDAY.finditer(text):
+        start = m.start(2)
+        if not spans.free(start, m.end()):
+            continue
+        name = _WEEKDAY_FORMS[m.group(2).lower()]
+        qualifier = m.group(1).lower() if m.group(1) else None
+        _add(
+            out,
+            spans,
+            text,
+            change,
+            kind="weekday",
+            value=name,
+            text=m.group(0),
+            start=m.start(),
+            end=m.end(),
+            date=_resolve_weekday(name, qualifier, now),
+        )
+
+
+def _times(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
+    for m in _TIME.finditer(text):
+        if not spans.free(m.start(), m.end()):
+            continue
+        if m.group(6):
+            hour, minute = (0, 0) if m.group(6).lower() == "midnight" else (12, 0)
+        elif m.group(3):
+            hour, minute = int(m.group(1)), int(m.group(2) or 0)
+            pm = m.group(3).lower().startswith("p")
+            if not 1 <= hour <= 12:
+                continue
+            hour = (hour % 12) + (12 if pm else 0)
+        else:
+            hour, minute = int(m.group(4)), int(m.group(5))
+        if hour > 23 or minute > 59:
+            continue
+        _add(
+            out,
+            spans,
+            text,
+            change,
+            kind="time",
+            value=f"{hour:02d}:{minute:02d}",
+            text=m.group(0),
+            start=m.start(),
+            end=m.end(),
+        )
+
+
+def _money(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
+    found: list[tuple[int, int, str, str, str | None]] = []
+    for m in _MONEY_PREFIX.finditer(text):
+        symbol = m.group(1).strip().lower()
+        currency = _CURRENCY_SYMBOLS.get(symbol) or _CURRENCY_WORDS[symbol]
+        found.append((m.start(), m.end(), currency, m.group(2), m.group(3)))
+    for m in _MONEY_SUFFIX.finditer(text):
+        found.append((m.start(), m.end(), _CURRENCY_WORDS[m.group(3).lower()], m.group(1), m.group(2)))
+    for start, end, currency, number, multiplier in sorted(found):
+        amount = _decimal(number)
+        if amount is None or not spans.free(start, end):
+            continue
+        if multiplier:
+            amount *= _MULTIPLIERS[multiplier.lower()]
+        _add(
+            out,
+            spans,
+            text,
+            change,
+            kind="money",
+            value=f"{currency} {_canonical_number(amount)}",
+            text=text[start:end],
+            start=start,
+            end=end,
+            key=currency,
+        )
+
+
+def _quantities(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
+    for m in _QUANTITY.finditer(text):
+        if not spans.free(m.start(), m.end()):
+            continue
+        amount = _decimal(m.group(1))
+        unit = fold(m.group(2))
+        if amount is None or unit in _MONTH_FORMS or unit in _WEEKDAY_FORMS:
+            continue
+        if unit in _UNITS:
+            dimension, factor = _UNITS[unit]
+            value = f"{_canonical_number(amount * factor)} {_BASE_UNIT[dimension]}"
+            key = dimension
+        elif is_stopword(unit) or len(unit) < 2 or unit in _MULTIPLIERS:
+            continue
+        else:
+            key = stem(unit[:-1] if unit.endswith("s") and len(unit) > 3 else unit)
+            value = f"{_canonical_number(amount)} {key}"
+        _add(
+            out,
+            spans,
+            text,
+            change,
+            kind="quantity",
+            value=value,
+            text=m.group(0),
+            start=m.start(),
+            end=m.end(),
+            key=key,
+        )
+
+
+def _numbers(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
+    for m in _NUMBER.finditer(text):
+        if not spans.free(m.start(), m.end()):
+            continue
+        amount = _decimal(m.group(1))
+        if amount is None:
+            continue
+        _add(
+            out,
+            spans,
+            text,
+            change,
+            kind="number",
+            value=_canonical_number(amount),
+            text=m.group(0),
+            start=m.start(),
+            end=m.end(),
+        )
+
+
+def _statuses(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
+    for m in _STATUS_RE.finditer(text):
+        if not spans.free(m.start(), m.end()):
+            continue
+        label = next(_STATUS_PATTERNS[int(k[1:])][0] for k, v in m.groupdict().items() if v)
+        negated = _negated(text, m.start(), change=False)
+        _add(
+            out,
+            spans,
+            text,
+            change=False,
+            kind="status",
+            value=f"not {label}" if negated else label,
+            text=m.group(0),
+            start=m.start(),
+            end=m.end(),
+        )
+        # a negated status is a value of its own ("not done"), not the old value of a change
+        if negated:
+            last = out.pop()
+            out.append(Value(**{**last.__dict__, "negated": False}))
+
+
+def _is_name(word: str) -> bool:
+    folded = fold(word)
+    first = folded.split()[0] if folded.split() else folded
+    return bool(word) and first not in STOPWORDS and first not in _WEEKDAY_FORMS and first not in _MONTH_FORMS
+
+
+def _named(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
+    for pattern, kind in (
+        (_ASSIGNEE_AFTER, "assignee"),
+        (_ASSIGNEE_BEFORE, "assignee"),
+        (_LOCATION, "location"),
+    ):
+        for m in pattern.finditer(text):
+            group = next(i for i in range(1, (m.lastindex or 0) + 1) if m.group(i))
+            name, start, end = m.group(group), m.start(group), m.end(group)
+            name = re.sub(r"['’]s$", "", name)
+            end = start + len(name)
+            if not _is_name(name) or not spans.free(start, end):
+                continue
+            if (
+                pattern is _ASSIGNEE_BEFORE
+                and _SENTENCE_START.search(text[:start])
+                and fold(name)
+                in {
+                    "team",
+                    "everyone",
+                    "nobody",
+                }
+            ):
+                continue
+            _add(out, spans, text, change, kind=kind, value=fold(name), text=name, start=start, end=end)
+    for m in _ROOM.finditer(text):
+        if spans.free(m.start(), m.end()):
+            _add(
+                out,
+                spans,
+                text,
+                change,
+                kind="location",
+                value=fold(f"{m.group(1)} {m.group(2)}"),
+                text=m.group(0),
+                start=m.start(),
+                end=m.end(),
+            )
+
+
+def _subject_names(text: str) -> frozenset[str]:
+    """Capitalised words that are not a sentence's first word (unless possessive, "Anna's")."""
+    names: set[str] = set()
+    for m in re.finditer(r"[^\W\d_][\w'’-]*", text):
+        word = m.group(0)
+        if not word[0].isupper() or len(word) < 2:
+            continue
+        bare = re.sub(r"['’]s$", "", word)
+        if not _is_name(bare) or fold(bare) == "i":
+            continue
+        at_start = bool(_SENTENCE_START.search(text[: m.start()]))
+        if at_start and not (word != bare or _POSSESSIVE_AFTER.match(text[m.end() :])):
+            continue
+        for token in tokens(bare):
+            names.add(stem(fold(token)))
+    return frozenset(names)
+
+
+def _subject_term(term: str) -> bool:
+    """A stem that names what a statement is about. Not: change/hedge/time words, digits, and
+    words of two characters or fewer in alphabetic scripts other than Latin (Hindi की, है, में,
+    से: postpositions and copulas that the English stop list cannot know). Han/kana bigrams
+    stay."""
+    if term in _NOT_SUBJECT or term.isdigit():
+        return False
+    if len(term) <= 2 and not term.isascii() and not _UNSPACED_SCRIPT.match(term):
+        return False
+    return True
+
+
+def extract(text: str, now: dt.datetime | None = None, subject: str | None = None) -> Statement:
+    """The subject, comparable values and cues of one statement (see the module docstring).
+    ``now`` resolves weekday names and today/tomorrow/yesterday to dates and gives a year to
+    dates written without one; ``subject`` replaces the subject found in the text."""
+    text = text or ""
+    change = bool(_CHANGE_RE.search(text))
+    spans = _Spans()
+    values: list[Value] = []
+    _dates(text, now, spans, change, values)
+    _weekdays(text, now, spans, change, values)
+    _times(text, spans, change, values)
+    _money(text, spans, change, values)
+    _named(text, spans, change, values)
+    _statuses(text, spans, change, values)
+    _quantities(text, spans, change, values)
+    _numbers(text, spans, change, values)
+    values.sort(key=lambda v: v.start)
+
+    blanked = list(text)
+    for value in values:
+        if value.kind != "quantity" or value.key in _BASE_UNIT:
+            blanked[value.start : value.end] = " " * (value.end - value.start)
+        else:  # "4 engineers": the count is a value, "engineers" stays in the subject
+            digits = re.match(_NUM, text[value.start : value.end])
+            stop = value.start + (digits.end() if digits else 0)
+            blanked[value.start : stop] = " " * (stop - value.start)
+    rest = "".join(blanked)
+    if subject is not None:
+        subject_terms = content_tokens(subject) - _NOT_SUBJECT
+        names = _subject_names(subject)
+    else:
+        subject_terms = frozenset(t for t in content_tokens(rest) if _subject_term(t))
+        names = _subject_names(rest)
+    event_date = next(
+        (v.date for v in values if v.kind == "date" and v.date is not None and not v.negated), None
+    )
+    valid_until = next((v.date for v in values if v.kind == "until" and v.date is not None), None)
+    return Statement(
+        text=text,
+        subject=frozenset(subject_terms),
+        names=names & subject_terms if subject is None else names,
+        values=tuple(values),
+        change=change,
+        additive=bool(_ADDITIVE_RE.search(text)),
+        hedged=bool(_HEDGE_RE.search(text)),
+        event_date=event_date,
+        valid_until=valid_until,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison
+
+
+def subject_similarity(a: Statement, b: Statement) -> float:
+    """Jaccard of the two subjects' stems (0.0 when either is empty)."""
+    return jaccard(a.subject, b.subject)
+
+
+def same_subject(a: Statement, b: Statement) -> bool:
+    """No clash of names (both name someone, and nobody in common), and the subjects overlap:
+    Jaccard ≥ 0.5, or the smaller subject (two stems or more) lies inside the other."""
+    if a.names and b.names and not (a.names & b.names):
+        return False
+    if not a.subject or not b.subject:
+        return False
+    if jaccard(a.subject, b.subject) >= 0.5:
+        return True
+    small, large = sorted((a.subject, b.subject), key=len)
+    return len(small) >= 2 and small <= large
+
+
+def _date_parts(value: str) -> tuple[str, ...]:
+    return tuple(value.split("-"))
+
+
+def _dates_match(x: str, y: str) -> bool:
+    """Two canonical dates agree: every part both state is equal (an unknown year ``????`` and a
+    missing day match anything)."""
+    px, py = _date_parts(x), _date_parts(y)
+    return all(a == b or "????" in (a, b) for a, b in zip(px, py, strict=False))
+
+
+def _match_dates(left: set[str], right: set[str]) -> bool:
+    """Any date of one side agrees with one of the other (see :func:`_dates_match`)."""
+    return any(_dates_match(x, y) for x in left for y in right)
+
+
+def _status_compatible(left: set[str], right: set[str]) -> bool:
+    if left & right:
+        return True
+    return all(x in _LIFECYCLE for x in left | right)
+
+
+def _kind_conflict(kind: str, a: Statement, b: Statement, key: str = "") -> Conflict | None:
+    def pick(s: Statement, negated: bool) -> set[str]:
+        return {v.value for v in s.of_kind(kind, negated=negated) if not key or v.key == key}
+
+    pa, pb, na, nb = pick(a, False), pick(b, False), pick(a, True), pick(b, True)
+    if kind == "weekday":  # a dated value counts with its weekday when the other side names one
+        if pa and not pb and not b.of_kind("weekday", negated=None):
+            pb = {WEEKDAYS[v.date.weekday()] for v in b.of_kind("date") if v.date is not None}
+        if pb and not pa and not a.of_kind("weekday", negated=None):
+            pa = {WEEKDAYS[v.date.weekday()] for v in a.of_kind("date") if v.date is not None}
+    equal = _match_dates if kind == "date" else (lambda x, y: bool(x & y))
+    negates = (pa and nb and equal(pa, nb)) or (pb and na and equal(pb, na))
+    disjoint = bool(pa and pb) and not equal(pa, pb)
+    if kind == "status" and disjoint and _status_compatible(pa, pb):
+        disjoint = False
+    if not (negates or disjoint):
+        return None
+    return Conflict(kind, tuple(sorted(pa or na)), tuple(sorted(pb or nb)), key)
+
+
+def _progression(a: Statement, b: Statement) -> bool:
+    sa = {v.value for v in a.of_kind("status")}
+    sb = {v.value for v in b.of_kind("status")}
+    return bool(sa and sb and sa != sb and all(x in _LIFECYCLE for x in sa | sb))
+
+
+def compare(a: Statement, b: Statement) -> Comparison:
+    """Whether ``a`` and ``b`` are about the same subject and which of their attributes conflict
+    (see the module docstring). Symmetric except for the order of ``left``/``right``."""
+    similarity = subject_similarity(a, b)
+    related = same_subject(a, b)
+    additive = a.additive or b.additive
+    progression = _progression(a, b)
+    shared = a.kinds & b.kinds
+    if not related or additive:
+        return Comparison(related, similarity, (), additive, progression, shared)
+    conflicts: list[Conflict] = []
+    for kind in KINDS:
+        if progression and kind in {"date", "weekday", "time"}:
+            continue  # a plan and its completion are two events at two times
+        if kind in {"quantity", "money"}:
+            keys = {v.key for v in a.values + b.values if v.kind == kind}
+            found = [_kind_conflict(kind, a, b, key) for key in sorted(keys)]
+        else:
+            found = [_kind_conflict(kind, a, b)]
+        conflicts.extend(c for c in found if c is not None)
+    if any(c.kind == "date" for c in conflicts):  # the dates' weekdays say nothing more
+        conflicts = [c for c in conflicts if c.kind != "weekday"]
+    return Comparison(related, similarity, tuple(conflicts), additive, progression, shared)
+
+
+def is_stale(statement: Statement, now: dt.datetime | dt.date) -> bool:
+    """True when the statement says it holds only until a date that is already past."""
+    today = now.date() if isinstance(now, dt.datetime) else now
+    return statement.valid_until is not None and statement.valid_until < today

@@ -1,0 +1,158 @@
+"""lifelong.facts: comparable values in a statement, its subject, and conflicts between two."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lifelong.facts import KINDS, compare, extract, is_stale, same_subject
+
+NOW = dt.datetime(2026, 5, 5, 9, 0, tzinfo=dt.UTC)  # a Tuesday
+
+
+def values(text: str, kind: str, now: dt.datetime | None = NOW) -> list[str]:
+    return [v.value for v in extract(text, now).values if v.kind == kind]
+
+
+def test_dates_absolute_relative_and_without_a_year() -> None:
+    assert values("Launch on 2026-05-14", "date") == ["2026-05-14"]
+    assert values("launch on 14 May", "date") == ["2026-05-14"]
+    assert values("launch on May 14th, 2027", "date") == ["2027-05-14"]
+    assert values("launch on 14 May", "date", now=None) == ["????-05-14"]
+    assert values("we migrate in June", "date") == ["2026-06"]
+    assert values("we may migrate soon", "date") == []  # "may" the verb is no month
+    assert values("the call was yesterday", "date") == ["2026-05-04"]
+    assert values("the call was yesterday", "date", now=None) == []
+
+
+def test_weekdays_resolve_against_now() -> None:
+    [sync] = [v for v in extract("team sync is on Wednesday", NOW).values if v.kind == "weekday"]
+    assert sync.value == "wednesday" and sync.date == dt.date(2026, 5, 6)
+    [last] = [v for v in extract("we met last thurs", NOW).values if v.kind == "weekday"]
+    assert last.value == "thursday" and last.date == dt.date(2026, 4, 30)
+    [none] = [v for v in extract("team sync is on Wednesday").values if v.kind == "weekday"]
+    assert none.date is None
+
+
+def test_times_money_quantities_numbers() -> None:
+    assert values("standup at 9:30am, review at 2 p.m., demo at 17:05 or noon", "time") == [
+        "09:30",
+        "14:00",
+        "17:05",
+        "12:00",
+    ]
+    assert values("Seed is $2M", "money") == values("Seed is $2,000,000", "money") == ["USD 2000000"]
+    assert values("€1.5k or 300 EUR or 2 million dollars", "money") == ["EUR 1500", "EUR 300", "USD 2000000"]
+    assert values("किताब की कीमत 500 रुपये है", "money") == ["INR 500"]
+    assert values("2 hours", "quantity") == values("120 minutes", "quantity") == ["120 min"]
+    assert values("5 kg and 20% and 4 engineers", "quantity") == ["5000 g", "20 %", "4 engin"]
+    assert values("max retries is 3", "number") == ["3"]
+    assert values("ticket tw-418 at 19:40", "number") == []  # identifiers and times are not numbers
+
+
+def test_status_assignee_location_and_negation() -> None:
+    assert values("The launch is cancelled", "status") == ["cancelled"]
+    assert values("The launch is not done", "status") == ["not done"]
+    assert values("feature flag is experimental", "status") == ["experimental"]
+    assert values("The migration is owned by Dana Lee", "assignee") == ["dana lee"]
+    assert values("Priya owns the migration now", "assignee") == ["priya"]
+    assert values("Offsite is in Lisbon", "location") == ["lisbon"]
+    assert values("review moved to room 4B", "location") == ["room 4b"]
+    assert values("Sync is in May", "location") == []  # months and weekdays are not places
+    moved = extract("The team sync moved from Wednesday to Thursday", NOW)
+    assert [(v.value, v.negated) for v in moved.of_kind("weekday", negated=None)] == [
+        ("wednesday", True),
+        ("thursday", False),
+    ]
+    # "from" without a change is a range, not an old value
+    assert not any(v.negated for v in extract("meeting from 9:00 to 10:00").values)
+
+
+def test_subject_leaves_out_values_and_change_words() -> None:
+    a = extract("team sync is on Wednesday", NOW)
+    b = extract("Team sync moved to Thursday", NOW)
+    assert a.subject == b.subject == {"team", "sync"}
+    assert b.change and not a.change
+    assert extract("Anna's budget is $5k").names == {"anna"}
+    assert extract("x", subject="Quarterly budget").subject == {"quarter", "budget"}
+    assert extract("Apparently the venue is in Porto").hedged
+    assert extract("There is also a sync on Friday").additive
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        ("team sync is on Wednesday", "team sync moved to Thursday", "weekday"),
+        ("The seed round is $2M", "Seed round closed at 2.5 million dollars", "money"),
+        ("Standup at 9:30am", "Standup is at 10:00", "time"),
+        ("The migration is owned by Dana", "Priya owns the migration now", "assignee"),
+        ("Offsite is in Lisbon", "The offsite moved to Porto", "location"),
+        ("The payments feature is experimental", "The payments feature is in production", "status"),
+        ("The launch is not done", "The launch is done", "status"),
+        ("Flight to Berlin takes 2 hours", "The flight to Berlin takes 90 minutes", "quantity"),
+        ("Launch is on 14 May", "Launch is on 2026-05-21", "date"),
+        ("Launch is on Thursday", "Launch moved to 2026-05-08", "weekday"),  # a Friday
+        ("The sync is on Wednesday", "The sync is no longer on Wednesday", "weekday"),
+    ],
+)
+def test_conflicts(old: str, new: str, kind: str) -> None:
+    comparison = compare(extract(old, NOW), extract(new, NOW))
+    assert comparison.related and comparison.conflicting, comparison.reason
+    assert kind in {c.kind for c in comparison.conflicts}
+    assert set(KINDS) >= {c.kind for c in comparison.conflicts}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        ("Seed is $2M", "The seed is $2,000,000", "compatible values"),
+        ("Anna's budget is $5k", "Bob's budget is $8k", "different subjects"),
+        ("Team sync is on Wednesday", "There is also a team sync on Friday", "additional"),
+        ("We plan to migrate the database in May", "Migrated the database, done on June 3", "later stage"),
+        ("Design review is on Monday", "Team sync is on Thursday", "different subjects"),
+        ("The team sync moved from Wednesday to Thursday", "team sync is on Thursday", "compatible"),
+        ("Launch is on Thursday", "Launch is on 2026-05-07", "compatible"),  # 7 May 2026 is a Thursday
+        ("meeting from 9:00 to 10:00", "the meeting starts at 9:00", "compatible"),
+    ],
+)
+def test_compatible_pairs_that_look_like_conflicts(old: str, new: str, why: str) -> None:
+    comparison = compare(extract(old, NOW), extract(new, NOW))
+    assert not comparison.conflicting, comparison.reason
+    assert why in comparison.reason
+
+
+def test_one_character_apart_in_a_non_latin_script_is_another_word() -> None:
+    book = extract("किताब की कीमत 500 रुपये है")
+    other = extract("कीताब की कीमत 700 रुपये है")
+    assert not same_subject(book, other) and not compare(book, other).conflicting
+    same = extract("किताब की कीमत 700 रुपये है")
+    assert compare(book, same).conflicting  # the same book at another price is a conflict
+    assert values("मीटिंग दिल्ली में है", "location") == values("मीटिंग दिल्ली में है", "location")
+
+
+def test_valid_until_in_the_past_is_stale() -> None:
+    freeze = extract("Deploy freeze until 2026-05-01", NOW)
+    assert freeze.valid_until == dt.date(2026, 5, 1)
+    assert is_stale(freeze, NOW) and not is_stale(freeze, dt.date(2026, 4, 30))
+    assert not is_stale(extract("Deploy freeze is on"), NOW)
+    assert extract("the sync moved to Thursday 14 May", NOW).event_date == dt.date(2026, 5, 14)
+    assert extract("the sync moved to Thursday", NOW).event_date is None
+
+
+_words = st.sampled_from(
+    "team sync budget launch Wednesday Friday $2M 9:30am Dana Porto done planned 14 May किताब कीताब also not".split()
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_words, min_size=1, max_size=8), st.lists(_words, min_size=1, max_size=8))
+def test_compare_is_symmetric_and_never_fails(a: list[str], b: list[str]) -> None:
+    left, right = extract(" ".join(a), NOW), extract(" ".join(b), NOW)
+    ab, ba = compare(left, right), compare(right, left)
+    assert ab.related == ba.related and ab.conflicting == ba.conflicting
+    assert {c.kind for c in ab.conflicts} == {c.kind for c in ba.conflicts}
+    if left.subject and not any(v.negated for v in left.values):
+        assert compare(left, left).related and not compare(left, left).conflicting
