@@ -60,12 +60,23 @@ def retrieval_post(
         return None
     weight, damp = float(cfg["weight"]), float(cfg["historical_damp"])
     out = []
-    for c in candidates:
-        rel = task_relevance(task, f"{c.heading}\n{c.text}", idf)
+    relevance = [task_relevance(task, f"{c.heading}\n{c.text}", idf) for c in candidates]
+    best = max(relevance)
+    for c, raw in zip(candidates, relevance, strict=True):
+        # relative to the most task-relevant candidate: a long inferred keyword list (8 TF-IDF
+        # words of the recent messages) is never fully present in one note, and the candidate
+        # that holds most of it is the one the task points at
+        rel = raw / best if best > 0 else 0.0
         bonus = weight * rel
         if request.mode in ("valid-at", "all") and (c.superseded_by or c.validity_end is not None):
             bonus *= damp
-        out.append(replace(c, score=c.score + bonus, extra={**c.extra, "task_relevance": round(rel, 3)}))
+        out.append(
+            replace(
+                c,
+                score=c.score + bonus,
+                extra={**c.extra, "task_relevance": round(raw, 3), "task_bonus": round(bonus, 3)},
+            )
+        )
     if out:
         out[0].extra["task"] = task.as_json()
     return out

@@ -99,3 +99,26 @@ def test_no_task_no_change_and_disabled_plugin_does_nothing(host, make_host) -> 
         entry_points=False,
     )
     assert off.implementers("retrieval_post") == []
+
+
+def test_the_most_task_relevant_candidate_gets_the_full_weight(host) -> None:
+    """An inferred task has many keywords no single note holds; the bonus is relative to the
+    candidate holding the most of them, so it still decides between near-equal candidates."""
+    from lifelong_plugins.recall.service import run_search
+
+    session = {
+        "messages": [
+            {"role": "user", "content": "the nightly cron merge failed again on staging"},
+            {"role": "user", "content": "look at the lock handling and the retry limit in the script"},
+        ]
+    }
+    with clock.pinned(NOW):
+        plain = run_search(host.ctx, SearchRequest("what changed last week?", min_score=0, record=False))
+        focused = run_search(
+            host.ctx, SearchRequest("what changed last week?", min_score=0, record=False, session=session)
+        )
+    gain = {c.path: c.score for c in focused.results}
+    base = {c.path: c.score for c in plain.results}
+    assert focused.results[0].path == "memory/2026-03-16.md"
+    assert focused.results[0].extra["task_relevance"] < 1.0  # not every inferred keyword is held
+    assert gain["memory/2026-03-16.md"] - base["memory/2026-03-16.md"] == pytest.approx(0.3)
