@@ -3,15 +3,19 @@
 Each conversation becomes a workspace (see :mod:`evals.locomo`), indexed once through the real
 recall pipeline and cached under ``evals/.cache/locomo/<sample_id>/`` (index and embedding
 cache; a change to the recall plugin's source forces a re-chunk, the embedding cache still
-hits). Every question is asked through the ``memory_search`` tool, with the clock pinned to the
-conversation's last session (so temporal decay means what it would mean to the agent), with
-``min_score`` 0 and ``max_results`` :data:`MAX_RESULTS`, under each *variant* of the recall
-config:
+hits). Every question is asked through the ``memory_search`` tool, with the clock pinned to
+the day after the conversation's last session (:data:`ASK_DELAY`: what the agent would live
+through; temporal decay means what it would mean to it), with ``min_score`` 0 and
+``max_results`` :data:`MAX_RESULTS`, under each *variant* of the recall config:
 
 - ``hybrid``: the shipped defaults (0.7 cosine + 0.3 BM25, decay half-life 30 days, MMR);
 - ``bm25``: the same pipeline with embedding provider ``none`` (FTS leg only);
 - ``hybrid-no-decay`` / ``bm25-no-decay`` (full run only): ``half_life_days: 0``, to show how
-  much of the ranking is decided by recency rather than content.
+  much of the ranking is decided by recency rather than content;
+
+and beside them, in the same run, the strongest simple baseline, ``bm25-turns``: BM25 (bm25s,
+English stop words, no stemming) over single turns, one document per turn line, returning
+the turns in rank order (its "returned text" is those turn lines).
 
 Metrics (per category 1-4 and overall; the question is the unit, means over questions):
 
@@ -20,7 +24,15 @@ Metrics (per category 1-4 and overall; the question is the unit, means over ques
 - ``mrr``: mean reciprocal rank of the first evidence session;
 - ``turn_recall@1000`` / ``@2000``: the fraction of evidence turns whose line lies inside a
   returned chunk, taking chunks in rank order while their total estimated tokens (the recall
-  plugin's ``estimate_tokens``) stays within the budget: fair across chunk sizes.
+  plugin's ``estimate_tokens``) stays within the budget: fair across chunk sizes (what the agent
+  would get if it read every hit's whole line range);
+- ``returned@1000`` (the *budget metric*): the fraction of evidence turns whose whole line is
+  inside the first 1,000 tokens of the text the tool actually returns: the results' snippets as
+  returned, in order, joined by newlines and cut at the budget (line by line, ``estimate_tokens``).
+  A turn cut off by a snippet's end does not count.
+
+Figures are reported overall, per category, and for conversations 0-4 (the ones recall was tuned
+on) and 5-9 (held out) separately, so over-fitting shows.
 """
 
 from __future__ import annotations
@@ -39,7 +51,11 @@ from .locomo import CATEGORIES, Conversation, SessionFile, write_workspace
 
 KS = (1, 3, 5, 10)
 BUDGETS = (1000, 2000)
+RETURNED_BUDGET = 1000
 MAX_RESULTS = 30
+ASK_DELAY = dt.timedelta(days=1)  # questions are asked the day after the last session
+BASELINE = "bm25-turns"
+TUNING_CONVERSATIONS = range(0, 5)  # recall was tuned on these; 5-9 are held out
 VARIANTS: dict[str, dict[str, Any]] = {
     "hybrid": {},
     "bm25": {"embedding": {"provider": "none"}},
@@ -108,12 +124,43 @@ def turns_within_budget(
     return found
 
 
+def returned_turns(
+    snippets: Sequence[str],
+    files: dict[str, SessionFile],
+    evidence: Sequence[str],
+    budget: int,
+    count_tokens: Callable[[str], int],
+) -> set[str]:
+    """The evidence turns whose whole line is inside the first ``budget`` tokens of the returned
+    text: ``snippets`` in order, joined by newlines, cut line by line at the budget."""
+    used = 0
+    kept: list[str] = []
+    for snippet in snippets:
+        for line in snippet.split("\n"):
+            cost = count_tokens(line) + 1  # the newline
+            if used + cost > budget:
+                break
+            used += cost
+            kept.append(line)
+        else:
+            continue
+        break
+    present = set(kept)
+    lines_of: dict[str, str] = {}
+    for f in files.values():
+        file_lines = f.lines()
+        for n, dia in f.dia_by_line.items():
+            lines_of[dia] = file_lines[n - 1]
+    return {d for d in evidence if lines_of.get(d) in present}
+
+
 def question_metrics(
     hits: Sequence[Hit],
     files: dict[str, SessionFile],
     evidence: Sequence[str],
     gold_sessions: Iterable[int],
     count_tokens: Callable[[str], int],
+    snippets: Sequence[str] | None = None,
 ) -> dict[str, float]:
     ranked = ranked_sessions(hits, files)
     gold_sessions = set(gold_sessions)
@@ -125,6 +172,9 @@ def question_metrics(
     for b in BUDGETS:
         found = turns_within_budget(hits, files, b, count_tokens)
         m[f"turn_recall@{b}"] = len(found & set(evidence)) / len(evidence) if evidence else 0.0
+    if snippets is not None:
+        got = returned_turns(snippets, files, evidence, RETURNED_BUDGET, count_tokens)
+        m[f"returned@{RETURNED_BUDGET}"] = len(got) / len(evidence) if evidence else 0.0
     return m
 
 
@@ -133,21 +183,35 @@ METRIC_NAMES = tuple(
     + [f"recall_all@{k}" for k in KS]
     + ["mrr"]
     + [f"turn_recall@{b}" for b in BUDGETS]
+    + [f"returned@{RETURNED_BUDGET}"]
 )
+HEADLINE = ("recall_any@5", "recall_all@5", f"returned@{RETURNED_BUDGET}")
+SPLITS = {"conversations 0-4 (tuning)": "tuning", "conversations 5-9 (held out)": "held-out"}
 
 
 def aggregate(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Means per category (by name) and overall. ``rows``: {category, metrics: {...}}."""
+    """Means per category (by name), overall, and per split when rows carry ``conversation``
+    (its index: 0-4 tuning, else held-out). ``rows``: {category, metrics: {...}[, conversation]}."""
     groups: dict[str, list[dict[str, float]]] = {"overall": []}
     for r in rows:
         groups.setdefault(CATEGORIES[r["category"]], []).append(r["metrics"])
         groups["overall"].append(r["metrics"])
+        if "conversation" in r:
+            split = "tuning" if r["conversation"] in TUNING_CONVERSATIONS else "held-out"
+            groups.setdefault(split, []).append(r["metrics"])
+            if r["category"] == 1:
+                groups.setdefault(f"{split} multi-hop", []).append(r["metrics"])
+    names = [*CATEGORIES.values(), "overall"]
+    names += [g for g in ("tuning", "tuning multi-hop", "held-out", "held-out multi-hop") if g in groups]
     out: dict[str, Any] = {}
-    for name in [*CATEGORIES.values(), "overall"]:
+    for name in names:
         ms = groups.get(name, [])
         out[name] = {
             "n": len(ms),
-            **{k: round(statistics.fmean(m[k] for m in ms), 4) if ms else None for k in METRIC_NAMES},
+            **{
+                k: round(statistics.fmean(m[k] for m in ms), 4) if ms and k in ms[0] else None
+                for k in METRIC_NAMES
+            },
         }
     return out
 
@@ -212,7 +276,7 @@ def index_conversation(
     force = stamp.exists() and stamp.read_text().strip() != fingerprint
     host = Host(Workspace(root), builtins=PLUGINS, entry_points=False)
     try:
-        with clock.pinned(conv.last_session_time.replace(tzinfo=dt.UTC)):
+        with clock.pinned(ask_time(conv)):
             started = time.monotonic()
             report = service.index_for(host.ctx).sync(force=force)
             elapsed = time.monotonic() - started
@@ -233,6 +297,43 @@ def index_conversation(
     return files, info
 
 
+def ask_time(conv: Conversation) -> dt.datetime:
+    """When every question of ``conv`` is asked: the day after its last session (UTC)."""
+    return conv.last_session_time.replace(tzinfo=dt.UTC) + ASK_DELAY
+
+
+class TurnBM25:
+    """The single-turn BM25 baseline: bm25s over one document per turn line (speaker, text and
+    image caption; English stop words, no stemming), answering with the turns' lines in rank order."""
+
+    def __init__(self, files: dict[str, SessionFile]):
+        import bm25s
+
+        self._bm25s = bm25s
+        self.turns: list[tuple[str, int, str]] = []  # path, line, the line's text
+        for f in files.values():
+            lines = f.lines()
+            for n in sorted(f.dia_by_line):
+                self.turns.append((f.relpath, n, lines[n - 1]))
+        corpus = [self._document(t[2]) for t in self.turns]
+        self.retriever = bm25s.BM25()
+        self.retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
+
+    @staticmethod
+    def _document(line: str) -> str:
+        """The turn without its list marker and ``[D1:3]`` tag."""
+        return line.split("] ", 1)[1] if line.startswith("- [") and "] " in line else line
+
+    def search(self, query: str, k: int) -> tuple[list[Hit], list[str]]:
+        tokens = self._bm25s.tokenize([query], stopwords="en", show_progress=False)
+        if not tokens.vocab or not any(tokens.ids):
+            return [], []
+        k = min(k, len(self.turns))
+        docs, scores = self.retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
+        picked = [self.turns[int(i)] for i, sc in zip(docs[0], scores[0], strict=True) if sc > 0]
+        return [Hit(p, n, n) for p, n, _ in picked], [t for _, _, t in picked]
+
+
 def pick_questions(conv: Conversation, limit: int | None) -> list[Any]:
     qs = list(conv.questions)
     if limit is None or limit >= len(qs):
@@ -247,8 +348,10 @@ def ask_all(
     files: dict[str, SessionFile],
     variants: dict[str, dict[str, Any]],
     questions: Sequence[Any],
+    baseline: bool = False,
 ) -> tuple[list[dict[str, Any]], dict[str, list[float]]]:
-    """Ask every question under every variant; per-question rows and per-variant search times."""
+    """Ask every question under every variant (and, with ``baseline``, of the single-turn BM25
+    baseline first); per-question rows and per-variant search times."""
     from lifelong_plugins.recall.chunking import estimate_tokens
 
     from lifelong import clock
@@ -257,10 +360,37 @@ def ask_all(
     rows: list[dict[str, Any]] = []
     times: dict[str, list[float]] = {v: [] for v in variants}
     by_qid: dict[str, dict[str, Any]] = {}
+
+    def row_of(q: Any) -> dict[str, Any]:
+        return by_qid.setdefault(
+            q.qid,
+            {
+                "qid": q.qid,
+                "conversation": conv.index,
+                "category": q.category,
+                "evidence": list(q.evidence),
+                "corrected": q.corrected,
+                "variants": {},
+            },
+        )
+
+    if baseline:
+        turn_bm25 = TurnBM25(files)
+        times[BASELINE] = []
+        for q in questions:
+            started = time.monotonic()
+            hits, snippets = turn_bm25.search(q.question, MAX_RESULTS)
+            times[BASELINE].append((time.monotonic() - started) * 1000)
+            row_of(q)["variants"][BASELINE] = {
+                "metrics": question_metrics(
+                    hits, files, q.evidence, q.evidence_sessions, estimate_tokens, snippets
+                ),
+                "sessions": ranked_sessions(hits, files)[:10],
+            }
     for name, overrides in variants.items():
         host = Host(variant_workspace(root, overrides), builtins=PLUGINS, entry_points=False)
         try:
-            with clock.pinned(conv.last_session_time.replace(tzinfo=dt.UTC)):
+            with clock.pinned(ask_time(conv)):
                 for q in questions:
                     started = time.monotonic()
                     out = host.ctx.call_tool(
@@ -274,19 +404,10 @@ def ask_all(
                     if "error" in out:
                         raise RuntimeError(f"{q.qid}: memory_search failed: {out['error']}")
                     hits = [Hit(r["path"], r["start_line"], r["end_line"]) for r in out["results"]]
-                    row = by_qid.setdefault(
-                        q.qid,
-                        {
-                            "qid": q.qid,
-                            "category": q.category,
-                            "evidence": list(q.evidence),
-                            "corrected": q.corrected,
-                            "variants": {},
-                        },
-                    )
-                    row["variants"][name] = {
+                    snippets = [r["snippet"] for r in out["results"]]
+                    row_of(q)["variants"][name] = {
                         "metrics": question_metrics(
-                            hits, files, q.evidence, q.evidence_sessions, estimate_tokens
+                            hits, files, q.evidence, q.evidence_sessions, estimate_tokens, snippets
                         ),
                         "sessions": ranked_sessions(hits, files)[:10],
                     }
@@ -321,7 +442,7 @@ def run(opts: Any) -> dict[str, Any]:
         limit = None
     cache = opts.cache_dir / "locomo"
     all_rows: list[dict[str, Any]] = []
-    times: dict[str, list[float]] = {v: [] for v in variants}
+    times: dict[str, list[float]] = {v: [] for v in [BASELINE, *variants]}
     indexing: dict[str, Any] = {}
     for conv in conversations:
         root = cache / conv.sample_id
@@ -329,16 +450,26 @@ def run(opts: Any) -> dict[str, Any]:
         indexing[conv.sample_id] = info
         questions = pick_questions(conv, limit)
         started = time.monotonic()
-        rows, t = ask_all(conv, root, files, variants, questions)
+        rows, t = ask_all(conv, root, files, variants, questions, baseline=True)
         opts.log(
-            f"  {conv.sample_id}: {len(questions)} questions x {len(variants)} variants in {time.monotonic() - started:.0f} s"
+            f"  {conv.sample_id}: {len(questions)} questions x {len(variants)} variants + {BASELINE} "
+            f"in {time.monotonic() - started:.0f} s"
         )
         all_rows.extend(rows)
         for v, ts in t.items():
             times[v].extend(ts)
     metrics = {
-        v: aggregate([{"category": r["category"], "metrics": r["variants"][v]["metrics"]} for r in all_rows])
-        for v in variants
+        v: aggregate(
+            [
+                {
+                    "category": r["category"],
+                    "conversation": r["conversation"],
+                    "metrics": r["variants"][v]["metrics"],
+                }
+                for r in all_rows
+            ]
+        )
+        for v in [*variants, BASELINE]
     }
     per_question = opts.out_dir / "retrieval-locomo-questions.jsonl"
     with open(per_question, "w", encoding="utf-8") as fh:
@@ -356,7 +487,9 @@ def run(opts: Any) -> dict[str, Any]:
             "plugins": list(PLUGINS),
             "max_results": MAX_RESULTS,
             "min_score": 0.0,
-            "clock": "pinned to each conversation's last session",
+            "clock": "pinned to the day after each conversation's last session",
+            "baseline": f"{BASELINE}: bm25s over single turns (English stop words), turns in rank order",
+            "returned_budget_tokens": RETURNED_BUDGET,
             "variants": variants,
             "ks": list(KS),
             "budgets": list(BUDGETS),
@@ -387,7 +520,42 @@ def report(results: dict[str, Any]) -> str:
         + (f"; quick subset of {d['quick_subset']} questions" if d.get("quick_subset") else "")
         + ".",
         f"Search: `memory_search` max_results {results['settings']['max_results']}, min_score 0, "
-        "clock pinned to the conversation's last session.",
+        "clock pinned to the day after the conversation's last session. "
+        f"`{BASELINE}`: BM25 (bm25s) over single turns, computed in the same run.",
+        "",
+        f"Headline: session any@5 / all@5 / evidence turns inside the first {RETURNED_BUDGET} tokens of "
+        "returned text / multi-hop all@5:",
+        "",
+        "| variant | group | n | any@5 | all@5 | returned@1000 | multi-hop all@5 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for v in variants:
+        for group, mh in (
+            ("overall", "multi-hop"),
+            ("tuning", "tuning multi-hop"),
+            ("held-out", "held-out multi-hop"),
+        ):
+            if group not in m[v]:
+                continue
+            g = m[v][group]
+            cells = [_f(g[k]) for k in HEADLINE] + [_f(m[v].get(mh, {}).get("recall_all@5"))]
+            label = {"overall": "all", "tuning": "conv 0-4", "held-out": "conv 5-9"}[group]
+            lines.append(f"| {v} | {label} | {g['n']} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Per category: any@5 / all@5 / returned@1000:",
+        "",
+        "| category | n | " + " | ".join(variants) + " |",
+        "|---|---|" + "---|" * len(variants),
+    ]
+    for c in cats:
+        n = m[variants[0]][c]["n"]
+        cells = [
+            f"{_f(m[v][c]['recall_any@5'])} / {_f(m[v][c]['recall_all@5'])} / {_f(m[v][c]['returned@1000'])}"
+            for v in variants
+        ]
+        lines.append(f"| {c} | {n} | " + " | ".join(cells) + " |")
+    lines += [
         "",
         "Session recall@5 (any / all) per category:",
         "",
@@ -444,7 +612,13 @@ def plots(results: dict[str, Any], out_dir: Path) -> list[str]:
     cats = [*CATEGORIES.values(), "overall"]
     names = []
     fig, axes = plt.subplots(1, len(cats), figsize=(3.2 * len(cats), 3.4), sharey=True)
-    styles = {"hybrid": "-o", "bm25": "--s", "hybrid-no-decay": ":o", "bm25-no-decay": ":s"}
+    styles = {
+        "hybrid": "-o",
+        "bm25": "--s",
+        "hybrid-no-decay": ":o",
+        "bm25-no-decay": ":s",
+        BASELINE: "-.^",
+    }
     for ax, c in zip(axes, cats, strict=True):
         for v in m:
             ys = [m[v][c][f"recall_any@{k}"] for k in KS]

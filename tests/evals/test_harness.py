@@ -49,7 +49,7 @@ def test_quick_retrieval_smoke_on_tiny_locomo_is_reproducible(tiny_locomo: Path,
         res = suite["results"]
         assert res["data"]["conversations"] == ["conv-a"]
         assert res["data"]["questions"] == 6  # category 5 and the evidence-less question left out
-        assert set(res["metrics"]) == {"hybrid", "bm25"}
+        assert set(res["metrics"]) == {"hybrid", "bm25", "bm25-turns"}
         # every chunk of this 3-session workspace reaches the hybrid candidates: all in the top 3
         assert res["metrics"]["hybrid"]["overall"]["recall_any@3"] == 1.0
         report = (out / "report.md").read_text()

@@ -101,3 +101,37 @@ def test_write_workspace_is_idempotent_and_removes_stale_files(tiny_locomo: Path
     ]
     assert (root / "lifelong.yaml").exists()
     assert daily.read_text("utf-8") == files["memory/2023-06-02.md"].text
+
+
+def test_returned_text_metric_counts_whole_evidence_lines_within_the_budget(tiny_locomo: Path) -> None:
+    from lifelong_evals.suite_retrieval import returned_turns
+
+    conv = load(tiny_locomo)[0][0]
+    files = session_files(conv)
+    f = next(iter(files.values()))
+    lines = f.lines()
+    ids = [f.dia_by_line[n] for n in sorted(f.dia_by_line)]
+    first, second = (lines[n - 1] for n in sorted(f.dia_by_line)[:2])
+
+    def tokens(text: str) -> int:
+        return len(text.split())
+
+    snippets = [first, second]
+    assert returned_turns(snippets, files, ids[:2], 10_000, tokens) == set(ids[:2])
+    # a budget that holds only the first line (each line costs its words + 1 for the newline)
+    assert returned_turns(snippets, files, ids[:2], tokens(first) + 1, tokens) == {ids[0]}
+    # a turn cut off by the snippet's end does not count
+    assert returned_turns([first[: len(first) // 2] + "…"], files, ids[:1], 10_000, tokens) == set()
+
+
+def test_single_turn_bm25_baseline_ranks_the_turn_that_holds_the_words(tiny_locomo: Path) -> None:
+    from lifelong_evals.suite_retrieval import TurnBM25
+
+    conv = load(tiny_locomo)[0][0]
+    files = session_files(conv)
+    f = next(iter(files.values()))
+    n = sorted(f.dia_by_line)[0]
+    line = f.lines()[n - 1]
+    words = [w for w in line.split("] ", 1)[1].split() if len(w) > 5][:3]
+    hits, snippets = TurnBM25(files).search(" ".join(words), 5)
+    assert hits and (hits[0].path, hits[0].start_line) == (f.relpath, n) and snippets[0] == line
