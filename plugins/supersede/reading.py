@@ -1,0 +1,110 @@
+"""What search returns of superseded facts (``retrieval_post``) and keeping the index's chunk
+validity in step after a sync (``on_files_changed``).
+
+The recall index keeps validity per chunk, and a chunk holds many facts; the gate closes a
+chunk only when every fact in it is closed (:func:`ledger.sync_chunks`). The rest is done per
+fact here: a search result (one list item or paragraph) whose every fact is closed
+
+- mode ``current``: is removed (a superseded fact is never returned);
+- mode ``valid-at``: is removed when none of its facts held at ``as_of``;
+- modes ``valid-at`` and ``all``: what is returned and superseded has its score multiplied by
+  ``superseded_weight`` (down-weighted, not zeroed) and carries ``superseded_by``.
+
+The candidate list is changed in place and nothing is returned, so later ``retrieval_post``
+plugins (task focus) see the same list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lifelong.contracts import Candidate, FileChanges, SearchRequest
+
+from . import ledger
+
+PLUGIN = "supersede"
+
+
+def _fact_rows(conn: Any, ids: list[str]) -> dict[str, tuple[float | None, float | None, str | None]]:
+    if not ids:
+        return {}
+    out: dict[str, tuple[float | None, float | None, str | None]] = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        q = ",".join("?" * len(part))
+        for fid, start, end, by in conn.execute(
+            f"SELECT id, validity_start, validity_end, superseded_by FROM supersede_facts WHERE id IN ({q})",
+            part,
+        ):
+            out[fid] = (start, end, by)
+    return out
+
+
+def filter_candidates(ctx: Any, request: SearchRequest, candidates: list[Candidate]) -> None:
+    conn = ctx.store.conn
+    if not candidates or not ledger.has_table(conn, "supersede_facts"):
+        return
+    cfg = ctx.config(PLUGIN)
+    weight = float(cfg["superseded_weight"])
+    now = ctx.now().timestamp()
+    at = request.as_of.timestamp() if request.mode == "valid-at" and request.as_of else now
+    per: list[list[str]] = [
+        [ledger.fact_id(c.path, body) for _, _, body in ledger.content_blocks(c.text, max(c.start_line, 1))]
+        for c in candidates
+    ]
+    rows = _fact_rows(conn, sorted({i for ids in per for i in ids}))
+    keep: list[Candidate] = []
+    for c, ids in zip(candidates, per, strict=True):
+        facts = [rows[i] for i in ids if i in rows]
+        every = bool(ids) and len(facts) == len(set(ids))
+        closed = [f for f in facts if f[1] is not None and f[1] <= now]
+        if request.mode == "current" and every and len(closed) == len(facts):
+            continue
+        if request.mode == "valid-at" and every:
+            held = [f for f in facts if (f[0] is None or f[0] <= at) and (f[1] is None or f[1] > at)]
+            if not held:
+                continue
+        if closed and c.superseded_by is None:
+            c.superseded_by = closed[-1][2]
+            c.validity_end = closed[-1][1]
+        superseded = (every and len(closed) == len(facts)) or (
+            c.validity_end is not None and c.validity_end <= now
+        )
+        if request.mode in ("valid-at", "all") and superseded:
+            c.score *= weight
+            c.extra = {**c.extra, "superseded": True}
+        keep.append(c)
+    candidates[:] = keep
+
+
+def after_sync(ctx: Any, changes: FileChanges) -> None:
+    """Fill in the line numbers of facts written since (a candidate's lines are unknown when it is
+    decided), and close the chunks of changed files that hold only closed facts (a re-indexed
+    chunk, or a note that arrived already superseded)."""
+    conn = ctx.store.conn
+    if not ledger.has_table(conn, "supersede_facts"):
+        return
+    paths = [*changes.new, *changes.modified]
+    if not paths:
+        return
+    with ctx.store.lock:
+        q = ",".join("?" * len(paths))
+        pending = {
+            (r[0], r[1])
+            for r in conn.execute(
+                f"SELECT id, path FROM supersede_facts WHERE path IN ({q}) AND start_line IS NULL", paths
+            )
+        }
+        for path in sorted({p for _, p in pending}):
+            try:
+                text = ctx.workspace.read_text(path)
+            except Exception:  # an unreadable file keeps its facts without line numbers
+                continue
+            for s, e, body in ledger.content_blocks(text):
+                fid = ledger.fact_id(path, body)
+                if (fid, path) in pending:
+                    conn.execute(
+                        "UPDATE supersede_facts SET start_line = ?, end_line = ? WHERE id = ? AND start_line IS NULL",
+                        (s, e, fid),
+                    )
+        ledger.sync_chunks(conn, paths)
+        conn.commit()
