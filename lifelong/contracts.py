@@ -19,13 +19,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, TypedDict
 
-import numpy as np
-import numpy.typing as npt
-
 from .errors import InputError, LifelongError
 
-if TYPE_CHECKING:  # pragma: no cover - typing only
+if TYPE_CHECKING:  # pragma: no cover - typing only (numpy is not imported by `lifelong --version`)
     import click
+    import numpy as np
+    import numpy.typing as npt
     from sqlite_utils.migrations import Migrations
 
     from .journal import Journal

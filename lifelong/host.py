@@ -14,6 +14,7 @@ plugin ``order`` (ties by id), each inside try/except, logging failures to
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import importlib
 import importlib.metadata
@@ -130,18 +131,36 @@ class Tool:
         }
 
 
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# checked manifests by (plugin.yaml path, mtime, size): a CLI call builds a host for its command
+# list and another for the workspace, and each would parse and check every manifest again
+_checked_manifests: dict[tuple[str, int, int, str | None], dict[str, Any]] = {}
+
+
 def load_manifest(module: ModuleType, expected_id: str | None = None) -> dict[str, Any]:
     """Read and check a plugin's manifest; PluginError names the plugin and the problem."""
     label = expected_id or module.__name__
     manifest = getattr(module, "PLUGIN_MANIFEST", None)
-    if manifest is None:
-        path = Path(module.__file__ or "").parent / "plugin.yaml"
-        if not path.is_file():
-            raise PluginError(f"plugin {label!r}: no plugin.yaml beside {module.__name__}; refusing to load")
+    if manifest is not None:
+        return _check_manifest(manifest, label, expected_id)
+    path = Path(module.__file__ or "").parent / "plugin.yaml"
+    try:
+        st = path.stat()
+    except OSError:
+        raise PluginError(
+            f"plugin {label!r}: no plugin.yaml beside {module.__name__}; refusing to load"
+        ) from None
+    key = (str(path), st.st_mtime_ns, st.st_size, expected_id)
+    if key not in _checked_manifests:
         try:
-            manifest = yaml.safe_load(path.read_text("utf-8"))
+            manifest = yaml.load(path.read_text("utf-8"), Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
         except yaml.YAMLError as exc:
             raise PluginError(f"plugin {label!r}: plugin.yaml is not valid YAML ({exc})") from exc
+        _checked_manifests[key] = _check_manifest(manifest, label, expected_id)
+    return copy.deepcopy(_checked_manifests[key])
+
+
+def _check_manifest(manifest: Any, label: str, expected_id: str | None) -> dict[str, Any]:
     if not isinstance(manifest, dict) or not manifest.get("id"):
         raise PluginError(f"plugin {label!r}: manifest needs an 'id'")
     pid = manifest["id"]

@@ -1,0 +1,131 @@
+"""The cold start of a CLI call (issue 15, item 14): every ``lifelong search`` or ``lifelong gate``
+is a new process that imports the suite, loads the plugins and (with vectors) the embedding model
+before it searches. ``python -m evals.cli_cold_start [--runs 7] [--json]`` prints, for each call,
+the wall time of the whole process (p50 / p95 over ``--runs``) next to the same work in a warm
+process, so the difference is the cold start.
+
+Calls, on the demo workspace (indexed once first, so no call re-indexes):
+
+- ``lifelong --version`` (Python and click only) and ``lifelong --help`` (every plugin's commands);
+- ``lifelong search QUERY`` with ``embedding: none`` (FTS-only: no model) and with the bundled
+  model (the query is embedded in the call);
+- ``lifelong gate MESSAGE`` (offline extractive note, bundled model).
+
+The load average at start is printed: on a busy 2-core machine every figure grows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+QUERY = "which venue did we book for the offsite?"
+MESSAGE = "what did we decide about the pitch?"
+NOW = "2026-03-24T09:00"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def timed_process(argv: list[str], runs: int) -> dict[str, float]:
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        samples.append((time.perf_counter() - t0) * 1000)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)}: {proc.stderr.strip()[-300:]}")
+    return {"p50_ms": round(percentile(samples, 0.5)), "p95_ms": round(percentile(samples, 0.95))}
+
+
+def timed_in_process(root: Path, runs: int, *, gate: bool) -> dict[str, float]:
+    from lifelong import clock
+    from lifelong.host import Host
+    from lifelong.workspace import Workspace
+
+    host = Host(Workspace(root))
+    samples = []
+    try:
+        with clock.pinned(clock.parse_instant(NOW, host.workspace.timezone)):
+            for i in range(runs + 1):
+                t0 = time.perf_counter()
+                if gate:
+                    host.before_reply({"id": f"bench-{i}", "chat_type": "direct", "messages": []}, MESSAGE)
+                else:
+                    host.call_tool("memory_search", {"query": QUERY})
+                if i:  # the first call warms the process; the rest are what a warm server pays
+                    samples.append((time.perf_counter() - t0) * 1000)
+    finally:
+        host.close()
+    return {"p50_ms": round(percentile(samples, 0.5), 1), "p95_ms": round(percentile(samples, 0.95), 1)}
+
+
+def workspace(base: Path, provider: str) -> Path:
+    from lifelong_plugins.demo.commands import create_demo_workspace
+
+    root = base / provider
+    create_demo_workspace(root)
+    cfg_path = root / "lifelong.yaml"
+    cfg = yaml.safe_load(cfg_path.read_text()) if cfg_path.exists() else {}
+    cfg = cfg or {}
+    cfg["embedding"] = {**(cfg.get("embedding") or {}), "provider": provider}
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    subprocess.run(lifelong("-w", str(root), "--now", NOW, "index"), check=True, capture_output=True)
+    return root
+
+
+def lifelong(*args: str) -> list[str]:
+    return [sys.executable, "-m", "lifelong", *args]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m evals.cli_cold_start", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    out: dict[str, Any] = {"load_average": os.getloadavg()[0], "runs": args.runs}
+    base = Path(tempfile.mkdtemp(prefix="lifelong-cold-"))
+    try:
+        fts, local = workspace(base, "none"), workspace(base, "local")
+        out["version"] = {"process": timed_process(lifelong("--version"), args.runs)}
+        out["help"] = {"process": timed_process(lifelong("--help"), args.runs)}
+        for label, root in (("search_fts_only", fts), ("search_hybrid", local)):
+            out[label] = {
+                "process": timed_process(lifelong("-w", str(root), "--now", NOW, "search", QUERY), args.runs),
+                "in_process": timed_in_process(root, args.runs, gate=False),
+            }
+        out["gate"] = {
+            "process": timed_process(lifelong("-w", str(local), "--now", NOW, "gate", MESSAGE), args.runs),
+            "in_process": timed_in_process(local, args.runs, gate=True),
+        }
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"load average at start {out['load_average']:.2f}; {args.runs} runs each; ms p50 / p95")
+    for name in ("version", "help", "search_fts_only", "search_hybrid", "gate"):
+        row = out[name]
+        line = f"  {name:16} new process {row['process']['p50_ms']} / {row['process']['p95_ms']}"
+        if "in_process" in row:
+            line += f"   warm process {row['in_process']['p50_ms']} / {row['in_process']['p95_ms']}"
+        print(line)
+    if args.json:
+        print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
