@@ -47,6 +47,8 @@ def demo_steps(root: Path) -> list[tuple[str, list[str]]]:
         ("Search with citations", [*w, "search", "which venue did we book for the offsite?"]),
         ("Pre-reply gate on a casual question", [*w, "gate", "what did we decide about the pitch?"]),
         ("Replay three weeks of recall and dream each night", [*w, "dream", "replay", str(REPLAY_SCRIPT)]),
+        ("Compile and lint the belief wiki (claims with evidence)", [*w, "wiki", "compile"]),
+        ("A wiki page: each claim with its evidence pointers", [*w, "wiki", "get", "concept.offsite"]),
     ]
 
 
