@@ -44,9 +44,8 @@ def _bare(word: str) -> str:
 
 
 def _is_capitalised(word: str) -> bool:
-    return (
-        word[:1].isupper() and not (len(word) > 1 and word.isupper()) and not any(c.isdigit() for c in word)
-    )
+    """A capitalised word of two letters or more, not all capitals (EUR, TW) and without digits."""
+    return len(word) > 1 and word[:1].isupper() and not word.isupper() and not any(c.isdigit() for c in word)
 
 
 def name_runs(text: str) -> list[tuple[str, bool]]:
@@ -88,16 +87,26 @@ def find_entities(texts: Iterable[str], min_mentions: int) -> list[Subject]:
             if not at_start:
                 mid_sentence.update(name.split())
     counts: Counter[str] = Counter()
+    stripped_from: dict[str, set[str]] = {}
     for runs in all_runs:
         seen: set[str] = set()
         for name, at_start in runs:
             words = name.split()
             if at_start and words[0] not in mid_sentence:
+                if len(words) > 1:  # "Acme Robotics raised…" may be a name, "Pitched Northwind…" is not
+                    seen.add(name)
+                    stripped_from.setdefault(" ".join(words[1:]), set()).add(name)
                 words = words[1:]
             if words:
                 seen.add(" ".join(words))
         counts.update(seen)
-    names = sorted(n for n, c in counts.items() if c >= min_mentions)
+    names = {n for n, c in counts.items() if c >= min_mentions}
+    # a tail seen only inside a recurring longer name is that name ("Robotics" of "Acme Robotics")
+    names = sorted(
+        n
+        for n in names
+        if not (stripped_from.get(n) and counts[n] <= sum(counts[f] for f in stripped_from[n] if f in names))
+    )
     multi = [n for n in names if " " in n]
     aliases: dict[str, list[str]] = {}
     keep = []
@@ -143,7 +152,8 @@ def find_concepts(
 
 class SubjectIndex:
     """Finds the subjects a text mentions without scanning every subject: entity names by their
-    first word, concepts by their terms and tags."""
+    first word (case-insensitive: "acme robotics" names Acme Robotics), concepts by their terms
+    and tags."""
 
     def __init__(self, subjects: Iterable[Subject]):
         self.subjects = list(subjects)
@@ -153,7 +163,7 @@ class SubjectIndex:
         for s in self.subjects:
             if s.page_type == "entity":
                 for name in (s.title, *s.aliases):
-                    self.by_first.setdefault(name.split()[0], []).append((name, s))
+                    self.by_first.setdefault(name.split()[0].casefold(), []).append((name.casefold(), s))
             else:
                 self.by_tag[s.title.lower()] = s
                 for term in s.terms:
@@ -163,9 +173,10 @@ class SubjectIndex:
         """(offset, subject) of every subject ``text`` mentions, first mention each, in order
         (a concept named by its terms ranks after every entity)."""
         found: dict[str, tuple[int, int, Subject]] = {}
+        folded = text.casefold() if len(text.casefold()) == len(text) else None
         for m in _WORD.finditer(text):
-            for name, s in self.by_first.get(_bare(m.group(0)), ()):
-                if text.startswith(name, m.start()):
+            for name, s in self.by_first.get(_bare(m.group(0)).casefold(), ()):
+                if folded is not None and folded.startswith(name, m.start()):
                     after = text[m.start() + len(name) : m.start() + len(name) + 1]
                     if (not after or not after.isalnum()) and s.id not in found:
                         found[s.id] = (m.start(), 0, s)
