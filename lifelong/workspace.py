@@ -157,6 +157,11 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
 # Writing
 
 
+# what tempfile.mkstemp(prefix=".NAME.", suffix=".tmp") creates in atomic_write
+_ATOMIC_TEMP = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+_swept_roots: set[Path] = set()
+
+
 def atomic_write(path: Path, data: bytes | str) -> None:
     """Write ``data`` to ``path`` so that a reader (or a crash) sees the old or the new file,
     never a mix: unique temp file in the same directory, fsync, os.replace, fsync the directory."""
@@ -421,9 +426,39 @@ class Workspace:
         except filelock.Timeout as exc:
             raise LockedError(f"another lifelong process holds the {name!r} lock on {self.root}") from exc
         try:
+            if name == "write" and self.root not in _swept_roots:
+                # every automatic write happens under this lock, so a temp file of ours found now
+                # was left by a writer that was killed: sweep them once per process
+                _swept_roots.add(self.root)
+                self.remove_stale_temp_files()
             yield
         finally:
             lock.release()
+
+    def remove_stale_temp_files(self) -> list[str]:
+        """Delete the temp files :func:`atomic_write` leaves when its process is killed between
+        creating and renaming them (``.NAME.XXXXXXXX.tmp`` beside NAME) in the folders the suite
+        writes: the root, ``memory/`` (one level of subfolders), ``wiki/`` and ``.lifelong/``
+        (journals included). Call it only while holding the ``write`` lock. Returns what it removed,
+        workspace-relative."""
+        folders = [self.root, self.memory_dir, self.state_dir]
+        for parent in (self.memory_dir, self.wiki_dir, self.state_dir / "journal", self.state_dir):
+            with contextlib.suppress(OSError):
+                folders += [Path(e.path) for e in os.scandir(parent) if e.is_dir(follow_symlinks=False)]
+        with contextlib.suppress(OSError):
+            folders += [Path(d) for d, _, _ in os.walk(self.wiki_dir)]
+        removed = []
+        for folder in dict.fromkeys(folders):
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if _ATOMIC_TEMP.match(entry.name) and entry.is_file(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+                        removed.append(Path(entry.path).relative_to(self.root).as_posix())
+        return removed
 
 
 def load_config(path: Path) -> dict[str, Any]:

@@ -166,6 +166,37 @@ def test_killed_writer_leaves_old_or_new_never_a_mix(tmp_path: Path) -> None:
         assert data in (b"a" * 4_000_000, b"A" * 4_000_000), f"torn write after kill #{attempt}"
 
 
+def test_the_next_writer_removes_temp_files_a_killed_writer_left(tmp_path: Path) -> None:
+    """A writer killed between creating its temp file and renaming it leaves `.NAME.XXXXXXXX.tmp`;
+    the next process to take the write lock removes those, and nothing else."""
+    (tmp_path / "memory").mkdir()
+    target = tmp_path / "MEMORY.md"
+    target.write_bytes(b"a" * 4_000_000)
+    left = []
+    for attempt in range(20):  # kill real writers until one dies with its temp file on disk
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(target), "a"], stdout=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
+        time.sleep(0.03 + 0.01 * attempt)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        left = [p.name for p in tmp_path.glob(".MEMORY.md.*.tmp")]
+        if left:
+            break
+    assert left, "no writer was killed mid-write in 20 tries"
+    journal = tmp_path / ".lifelong" / "journal" / "20260301-030000-abcd"
+    journal.mkdir(parents=True)
+    (journal / ".entries.json.k2j_x9q1.tmp").write_text("{")
+    keep = [tmp_path / "memory" / ".draft.tmp", tmp_path / "notes.tmp", tmp_path / "memory" / "2026-03-01.md"]
+    for path in keep:
+        path.write_text("the human's")
+    ws = Workspace(tmp_path)
+    with ws.lock("write"):
+        pass
+    assert list(tmp_path.glob(".MEMORY.md.*.tmp")) == [] and list(journal.iterdir()) == []
+    assert all(p.read_text() == "the human's" for p in keep)
+    assert target.read_bytes() in (b"a" * 4_000_000, b"A" * 4_000_000)
+
+
 def test_lock_is_exclusive_across_processes(tmp_path: Path) -> None:
     ws = Workspace(tmp_path)
     holder = subprocess.Popen(
