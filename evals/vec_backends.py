@@ -27,6 +27,9 @@ Backends, each asked for the top 10 of every query:
   ``shortlist`` (Hamming coarse pool 2,000, narrowed to 200 by the asymmetric score), then the
   same read of 200 float blobs and exact cosine as the search's vector leg does.
 
+The pools (200 and 2,000) are the recall plugin's defaults ``vector_pool`` and ``coarse_pool``,
+read from its plugin.yaml.
+
 Printed per size: the time to fill each backend's store (for the recall leg: computing the codes
 and the matrix, which the plugin does once per process from ``chunk_codes``), ms p50 / p95 per
 query (after a few warm-up queries, not counted), and recall@10 against exact brute force; then a
@@ -49,11 +52,23 @@ import numpy as np
 from .bench_search import BLOCK, CENTROID_SAMPLE, DIM, ClusteredVectors, percentiles
 
 K = 10
-RERANK = 200  # the plugin's default vector_pool
-COARSE = 2000  # the plugin's default coarse_pool
+
+
+def _recall_default(key: str) -> int:
+    """A default of the recall plugin's config schema (its plugin.yaml)."""
+    import lifelong_plugins.recall as recall
+
+    from lifelong.host import load_manifest
+
+    return int(load_manifest(recall)["config_schema"]["properties"][key]["default"])
+
+
+RERANK = _recall_default("vector_pool")  # 200: exact re-ranks per query
+COARSE = _recall_default("coarse_pool")  # 2000: the Hamming coarse pool
 WARMUP = 5
-BACKENDS = ("numpy exact", "vec0 float exact", "vec0 bit + re-rank", "vec0 bit 2000 + re-rank", "recall leg")
-SQLITE_VEC = ("vec0 float exact", "vec0 bit + re-rank", "vec0 bit 2000 + re-rank")
+BIT_COARSE = f"vec0 bit {COARSE} + re-rank"
+BACKENDS = ("numpy exact", "vec0 float exact", "vec0 bit + re-rank", BIT_COARSE, "recall leg")
+SQLITE_VEC = ("vec0 float exact", "vec0 bit + re-rank", BIT_COARSE)
 DISTRIBUTIONS = ("clustered", "flat")
 TARGET_RECALL = 0.98  # issue 3's vector recall@10 target
 
@@ -157,7 +172,7 @@ def measure(
     log(f"  {n:,} {distribution} vectors: filling the stores")
     fill_s["vectors table"] = _timed(fill_vectors)
     fill_s["vec0 float exact"] = _timed(fill_float)
-    fill_s["vec0 bit + re-rank"] = fill_s["vec0 bit 2000 + re-rank"] = _timed(fill_bit)
+    fill_s["vec0 bit + re-rank"] = fill_s[BIT_COARSE] = _timed(fill_bit)
     fill_s["recall leg"] = _timed(fill_codes)
     codes = matrix[0]
 
@@ -189,7 +204,7 @@ def measure(
         "numpy exact": numpy_exact,
         "vec0 float exact": vec_float,
         "vec0 bit + re-rank": vec_bit,
-        "vec0 bit 2000 + re-rank": lambda q: vec_bit(q, COARSE),
+        BIT_COARSE: lambda q: vec_bit(q, COARSE),
         "recall leg": recall_leg,
     }
     backends: dict[str, Any] = {}

@@ -18,7 +18,7 @@ def test_small_run_has_every_backend_and_exact_ones_find_the_true_top_10(tmp_pat
     for run in results["runs"]:
         backends = run["backends"]
         assert list(backends) == list(vec_backends.BACKENDS)
-        for name in ("numpy exact", "vec0 float exact", "vec0 bit 2000 + re-rank"):
+        for name in ("numpy exact", "vec0 float exact", vec_backends.BIT_COARSE):
             assert backends[name]["recall@10"] == 1.0, name  # exact search (2000 >= 500: all re-ranked)
         for b in backends.values():
             assert 0.0 <= b["recall@10"] <= 1.0
