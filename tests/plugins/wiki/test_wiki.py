@@ -506,3 +506,37 @@ def test_cli_search_get_status_and_a_broken_page(tmp_path: Path) -> None:
     lint = json.loads(cli_run(root, "wiki", "lint", "--json"))
     assert any(f["page"] == "wiki/entities/broken.md" for f in lint["findings"])
     assert "2 page(s)" in cli_run(root, "wiki", "status") or "3 page(s)" in cli_run(root, "wiki", "status")
+
+
+def test_model_names_subjects_and_its_answers_are_cached(tmp_path: Path) -> None:
+    """The real litellm with mock_response: the model files a MEMORY.md item under the subject it
+    names; the evidence stays the item's own lines; a recompile reuses the cached answer."""
+    memory = (
+        "# MEMORY\n\n- The Lisbon office opens in May. "
+        "<!-- key:abcdef123456 src:memory/2026-03-10.md#L3-L3 on:2026-03-12 -->\n"
+    )
+    answer = '{"subjects": [{"source": "MEMORY.md#L3-L3", "subject": "Tidewater Labs"}, {"source": "x#L1-L1", "subject": "Nope"}]}'
+    root = make_ws(
+        tmp_path,
+        {"2026-03-10": "- The Lisbon office opens in May.\n"},
+        memory=memory,
+        config={"use_model": True, "model_options": {"mock_response": answer}},
+    )
+    cfg = yaml.safe_load((root / "lifelong.yaml").read_text())
+    cfg["llm"] = {"model": "openai/gpt-4o-mini"}
+    (root / "lifelong.yaml").write_text(yaml.safe_dump(cfg))
+    compile_json(root)
+    page = (root / "wiki/entities/tidewater-labs.md").read_text()
+    assert "The Lisbon office opens in May." in page and "memory/2026-03-10.md#L3-L3" in page
+    assert not (root / "wiki/entities/nope.md").exists()
+    before = snapshot(root)
+    cfg["plugins"]["wiki"]["model_options"] = {"mock_response": "not json at all"}
+    (root / "lifelong.yaml").write_text(yaml.safe_dump(cfg))
+    assert compile_json(root)["written"] == [] and snapshot(root) == before
+    # no cached answer and a model that fails: the offline extractor files it
+    (root / ".lifelong/wiki/subjects.json").unlink()
+    (root / "wiki/entities/tidewater-labs.md").unlink()
+    compile_json(root)
+    assert (
+        "The Lisbon office opens in May." in (root / "wiki/entities/lisbon.md").read_text()
+    )  # a recurring name
