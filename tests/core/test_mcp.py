@@ -68,3 +68,50 @@ def test_mcp_lists_and_calls_tools_and_reads_resources(make_workspace) -> None:
     assert out["memory"] == FILES["MEMORY.md"]
     assert out["today"] == FILES["memory/2026-03-05.md"]
     assert dt.date(2026, 3, 5).isoformat() in out["today"]
+
+
+def test_every_layer_is_served_and_writers_say_so(make_workspace) -> None:
+    """Issue 20's tool list over real stdio: the wiki, why and remember tools are listed with
+    descriptions and annotations; `remember` writes today's daily through the contradiction gate
+    and reports the decision; a wiki lookup of an unknown id is an MCP error, not a crash."""
+    ws = make_workspace(FILES, {"embedding": {"provider": "none"}})
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "lifelong", "--now", "2026-03-05T09:00", "mcp", "--workspace", str(ws.root)],
+    )
+
+    async def session() -> dict:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            remembered = await s.call_tool("remember", {"text": "The pitch rehearsal moved to Friday 10:00."})
+            missing = await s.call_tool("wiki_get", {"lookup": "entity.nobody-at-all"})
+            after = await s.call_tool("memory_search", {"query": "rehearsal Friday"})
+            return {
+                "tools": tools,
+                "remembered": (json.loads(remembered.content[0].text), remembered.is_error),
+                "missing": (json.loads(missing.content[0].text), missing.is_error),
+                "after": json.loads(after.content[0].text),
+            }
+
+    out = anyio.run(session)
+    tools = out["tools"]
+    wanted = {"memory_why", "wiki_search", "wiki_get", "wiki_apply", "wiki_lint", "remember"}
+    assert wanted <= set(tools), sorted(tools)
+    assert "dream_night" not in tools  # a service for other plugins, never offered to a model
+    for name in wanted:
+        assert len(tools[name].description) > 40 and tools[name].input_schema["type"] == "object", name
+    for writer in ("remember", "wiki_apply"):
+        assert tools[writer].annotations.read_only_hint is False, writer
+    for reader in ("memory_why", "wiki_search", "wiki_get"):
+        assert tools[reader].annotations.read_only_hint is True, reader
+    result, is_error = out["remembered"]
+    assert not is_error and result.get("decision", {}).get("action", result.get("action")) in (
+        "allow",
+        "warn",
+    )
+    daily = (ws.root / "memory" / "2026-03-05.md").read_text()
+    assert daily.startswith(FILES["memory/2026-03-05.md"]) and "moved to Friday 10:00" in daily
+    assert any("2026-03-05" in r["path"] for r in out["after"]["results"])
+    result, is_error = out["missing"]
+    assert is_error and "error" in result
