@@ -238,7 +238,7 @@ _NOT_SUBJECT = frozenset(
     until till through thru expires expire valid
     is are was were be been being will would shall on at in to from of
     week weekly every each next last coming following later earlier
-    happens happening held takes take place scheduled set
+    happens happening held hold holds takes take place scheduled set
     """.split()
 )
 _NEGATION_BEFORE = re.compile(

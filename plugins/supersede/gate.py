@@ -100,7 +100,7 @@ class Gate:
         known = ledger.row(self.conn, fid)
         day = self.note_date(path, start, source_date)
         as_of = dt.datetime(day.year, day.month, day.day, 12, tzinfo=self.tz) if day else self.now
-        statement = extract(ledger.normalise(text), as_of)
+        statement = extract(ledger.clean(text), as_of)
         if known is not None:
             time, strength = known["event_time"], known["strength"]
         else:
@@ -317,7 +317,7 @@ class Gate:
                 fact = facts.get(fid)
                 if fact is None:
                     continue
-                st = extract(ledger.normalise(fact.text), self.now)
+                st = extract(ledger.clean(fact.text), self.now)
                 ledger.register(
                     conn, fact, now=now, subject=st.subject, source="existing", validity_start=fact.time
                 )

@@ -29,13 +29,18 @@ _ITEM_LINE = re.compile(r"^(?P<lead>\s*(?:[-*+]|\d+[.)])\s+)(?P<body>.*?)(?P<tai
 SKIPPED_BLOCKS = ("heading", "hr")
 
 
-def normalise(text: str) -> str:
-    """The form facts are matched on: comments, list markers, strike-through marks and the
-    gate's own "(superseded by …)" pointer removed, whitespace collapsed, NFKC case-folded."""
+def clean(text: str) -> str:
+    """The statement itself: comments, list markers, strike-through marks and the gate's own
+    "(superseded by …)" pointer removed, whitespace collapsed (case kept: names are capitals)."""
     text = _COMMENT.sub("", text)
     text = "\n".join(_MARKER.sub("", line) for line in text.splitlines())
     text = _POINTER.sub("", text.replace("~~", ""))
-    return fold(" ".join(text.split()))
+    return " ".join(text.split())
+
+
+def normalise(text: str) -> str:
+    """The form facts are matched on: :func:`clean`, NFKC case-folded."""
+    return fold(clean(text))
 
 
 def fact_id(path: str, text: str) -> str:
