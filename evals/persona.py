@@ -445,6 +445,409 @@ def generate_persona_month(
 
 
 # ---------------------------------------------------------------------------------------------
+# paraphrased months: each fact said three ways, asked about in other words
+
+
+@dataclass(frozen=True)
+class FactKind:
+    """One durable fact about a subject: three statements in different words (``{S}|`` marks a
+    statement whose subject may move to a parent list item or a heading), and queries that share
+    few words with any of them."""
+
+    topic: str
+    subject: str  # which subject slot: person | company | kid | project | landlord | doctor | coach
+    statements: tuple[str, str, str]
+    queries: tuple[str, ...]
+
+
+PARAPHRASE_KINDS: tuple[FactKind, ...] = (
+    FactKind(
+        "comm-style",
+        "person",
+        (
+            "{S}|prefers short messages after work, no long emails in the evening.",
+            "Keep it brief with {F} once the workday is over: a quick text, never a wall of email.",
+            "Evenings: {F} only wants a two-line note if anything, she reads nothing long after six.",
+        ),
+        (
+            "how should I reach {F} at night",
+            "does {L} like lengthy mails",
+            "best way to contact {F} off hours",
+            "{F} communication habits",
+        ),
+    ),
+    FactKind(
+        "birthday",
+        "person",
+        (
+            "{S}|has her birthday on {date}.",
+            "{F} turns {age} on {date} — get a card in time.",
+            "Don't forget {F}'s big day, {date}; she likes dark chocolate.",
+        ),
+        (
+            "when was {F} born",
+            "card for {L} which date",
+            "{F} celebration day",
+            "gift for {F} when",
+        ),
+    ),
+    FactKind(
+        "funding",
+        "company",
+        (
+            "{S}|raised a {money} seed round led by {investor}.",
+            "{C}'s seed closed at {money}; {investor} led it.",
+            "{investor} put up the lead cheque in {C}'s {money} round.",
+        ),
+        (
+            "who invested in {C}",
+            "how much money did {C} get",
+            "{C} financing size",
+            "lead investor of the round",
+        ),
+    ),
+    FactKind(
+        "office",
+        "company",
+        (
+            "{S}|moved its office to {town}, near the main station.",
+            "{C} now works out of {town}; the old Berlin desk is gone.",
+            "New address for {C}: a floor in {town}, five minutes from the station.",
+        ),
+        (
+            "where is {C} based",
+            "{C} headquarters city",
+            "which town do I visit for {C}",
+            "{C} location",
+        ),
+    ),
+    FactKind(
+        "allergy",
+        "kid",
+        (
+            "{S}|is allergic to {food}.",
+            "No {food} for {K}, she reacts badly; check every menu.",
+            "The allergist confirmed it again: {K} must avoid {food}.",
+        ),
+        (
+            "what can't {K} eat",
+            "{K} food reaction",
+            "restaurant menu check for my daughter",
+            "is {K} ok with {food}",
+        ),
+    ),
+    FactKind(
+        "pickup",
+        "kid",
+        (
+            "{S}|gets out of school at {pickup} on weekdays.",
+            "Collect {K} at {pickup} sharp, Monday to Friday.",
+            "School day for {K} ends at {pickup}; {partner} covers Fridays.",
+        ),
+        (
+            "what time does class finish for {K}",
+            "when do I fetch {K}",
+            "{K} collection schedule",
+            "who gets {K} on Friday",
+        ),
+    ),
+    FactKind(
+        "launch",
+        "project",
+        (
+            "{S}|launch is set for {date2}.",
+            "{P} goes live on {date2}; press release the day before.",
+            "We ship {P} to customers on {date2}.",
+        ),
+        (
+            "release date of {P}",
+            "when does {P} go out",
+            "{P} deadline",
+            "how long until {P} is public",
+        ),
+    ),
+    FactKind(
+        "release-owner",
+        "project",
+        (
+            "{S}|release notes are written by {owner}.",
+            "{owner} owns the {P} changelog this cycle.",
+            "Ask {owner} for anything about the {P} notes; that's her job.",
+        ),
+        (
+            "who writes the {P} changelog",
+            "{P} notes responsible person",
+            "who to ask about {P} release text",
+            "changelog owner",
+        ),
+    ),
+    FactKind(
+        "rent",
+        "landlord",
+        (
+            "{S}|gets the rent, EUR {rent}, by the 3rd of every month.",
+            "Monthly rent is {rent} euros, transferred to {N} before the third.",
+            "Pay {N} {rent} € each month, due on the 3rd.",
+        ),
+        (
+            "how much do I pay for the flat",
+            "flat payment deadline",
+            "housing cost per month",
+            "when is the apartment money due",
+        ),
+    ),
+    FactKind(
+        "landlord-visits",
+        "landlord",
+        (
+            "{S}|wants a week's notice before any repair visit.",
+            "Tell {N} seven days ahead if a handyman needs to come in.",
+            "Our landlord {N} insists on one week of warning for repairs.",
+        ),
+        (
+            "advance warning for repairs",
+            "can a repair person just show up",
+            "{N} repair rules",
+            "how early to announce a handyman",
+        ),
+    ),
+    FactKind(
+        "gp",
+        "doctor",
+        (
+            "{S}|is my family doctor, at the {street} practice.",
+            "My GP: {D}, practice on {street}.",
+            "For check-ups I see {D} on {street}.",
+        ),
+        (
+            "who is my physician",
+            "where do I go for a check-up",
+            "medical practice address",
+            "name of my general practitioner",
+        ),
+    ),
+    FactKind(
+        "gp-hours",
+        "doctor",
+        (
+            "{S}|has the practice closed on Wednesday afternoons.",
+            "{D} doesn't see patients Wednesday after lunch.",
+            "No appointments with {D} midweek afternoons; Wednesdays they shut at 12.",
+        ),
+        (
+            "when is the surgery shut",
+            "can I book {D} on Wednesday",
+            "practice opening times",
+            "midweek appointment possible",
+        ),
+    ),
+    FactKind(
+        "training",
+        "coach",
+        (
+            "{S}|trains me on Tuesdays and Thursdays at 18:00.",
+            "Sessions with {T}: Tue and Thu, six in the evening.",
+            "Gym slots are twice a week with {T}, Tuesday/Thursday at 6 pm.",
+        ),
+        (
+            "when do I work out",
+            "weekly exercise plan",
+            "which evenings are fitness",
+            "{T} session days",
+        ),
+    ),
+    FactKind(
+        "training-price",
+        "coach",
+        (
+            "{S}|charges EUR {fee} per session.",
+            "Each hour with {T} costs {fee} euros.",
+            "{T}'s rate is {fee} € a session, paid monthly.",
+        ),
+        (
+            "how much does personal training cost",
+            "{T} price",
+            "fee for the coach",
+            "what do I pay per workout",
+        ),
+    ),
+)
+SUBJECT_SLOTS = ("person", "company", "kid", "project", "landlord", "doctor", "coach")
+STARTUPS = ["Fernwood", "Quillmark", "Brightloom", "Cobaltine", "Haversack"]
+INVESTORS = ["Acme Capital", "Point Nine", "Cherry Ventures", "Earlybird", "Speedinvest"]
+TOWNS = ["Leipzig", "Potsdam", "Hamburg", "Dresden", "Rostock"]
+
+
+def _subject_values(rng: random.Random, persona: dict[str, str]) -> dict[str, str]:
+    first, last = rng.choice(["Emma", "Clara", "Hanna", "Julia", "Mara"]), rng.choice(SURNAMES)
+    project = _pick(rng, PROJECTS)
+    landlord = f"{rng.choice(['Karl', 'Otto', 'Rolf', 'Uwe'])} {rng.choice(SURNAMES)}"
+    doctor = f"Dr. {rng.choice(SURNAMES)}"
+    coach = rng.choice(["Nora", "Ines", "Lina", "Sofia"])
+    return {
+        "person": f"{first} {last}",
+        "F": first,
+        "L": last,
+        "company": (c := _pick(rng, STARTUPS)),
+        "C": c,
+        "kid": persona["kid"],
+        "K": persona["kid"],
+        "project": f"The {project}",
+        "P": project,
+        "landlord": landlord,
+        "N": landlord.split()[0],
+        "doctor": doctor,
+        "D": doctor,
+        "coach": f"Coach {coach}",
+        "T": coach,
+        "partner": persona["partner"],
+        "date": _date(rng),
+        "date2": _date(rng),
+        "age": str(rng.randint(30, 60)),
+        "money": f"${rng.choice([1.5, 2, 3, 4])}M".replace(".0M", "M"),
+        "investor": _pick(rng, INVESTORS),
+        "town": _pick(rng, TOWNS),
+        "food": persona["food"],
+        "pickup": f"15:{rng.choice(['15', '30', '45'])}",
+        "owner": _pick(rng, PEOPLE),
+        "rent": str(rng.choice([950, 1180, 1420])),
+        "street": _pick(rng, STREETS),
+        "fee": str(rng.choice([40, 55, 70])),
+    }
+
+
+def _statement(template: str, values: dict[str, str], subject: str) -> tuple[str, str | None, str]:
+    """(full sentence, subject or None, predicate) of one statement template."""
+    if template.startswith("{S}|"):
+        predicate = template[4:].format(**values)
+        return f"{subject} {predicate}", subject, predicate
+    text = template.format(**values)
+    return text, None, text
+
+
+def generate_paraphrase_month(
+    seed: int = 1,
+    *,
+    days: int = 30,
+    start: dt.date = dt.date(2026, 4, 1),
+    n_subjects: int = 4,
+) -> PersonaMonth:
+    """A month in which every durable fact is stated on 3 different days in 3 different wordings
+    (sometimes with its subject only in a parent list item or a heading), searched on 4-6 later
+    days with queries that share few words with any statement. Facts come in pairs about one
+    subject (a person's birthday and her messaging habits, a startup's round and its office), so
+    the two must not merge. Chit-chat is written once; a few one-offs are searched once, and some
+    same-day bursts three times (writes nothing)."""
+    rng = random.Random(10_000 + seed)
+    first = _pick(rng, PEOPLE)
+    persona = {
+        "name": f"{first} {_pick(rng, SURNAMES)}",
+        "surname": _pick(rng, SURNAMES),
+        "kid": _pick(rng, ["Mila", "Emma", "Ida", "Lotta", "Greta"]),
+        "partner": _pick(rng, [p for p in PEOPLE if p != first]),
+        "food": _pick(rng, FOODS),
+        "city": "Berlin",
+    }
+    values = _subject_values(rng, persona)
+    subjects = rng.sample(SUBJECT_SLOTS, n_subjects)
+    month = PersonaMonth(seed, start, days, persona, [])
+    # day -> list of (section, rendered lines (text, label) with indentation kept)
+    blocks: dict[int, list[tuple[str, list[tuple[str, LineLabel]]]]] = {d: [] for d in range(days)}
+    searches: dict[int, list[str]] = {d: [] for d in range(days)}
+    last_intro = max(1, days * 2 // 3 - 6)
+    n = 0
+    for slot in subjects:
+        subject = values[slot]
+        for kind in (k for k in PARAPHRASE_KINDS if k.subject == slot):
+            fid = f"f{n:02d}-{kind.topic}"
+            n += 1
+            first_day = rng.randint(0, last_intro)
+            said = sorted(rng.sample(range(first_day + 1, min(days - 3, first_day + 14)), 2))
+            statement_days = [first_day, *said]
+            wordings = list(kind.statements)
+            rng.shuffle(wordings)
+            texts = []
+            for day, template in zip(statement_days, wordings, strict=True):
+                full, subj, predicate = _statement(template, values, subject)
+                texts.append(full)
+                label = LineLabel("durable", day, fid, 0)
+                style = rng.random() if subj else 1.0
+                if style < 0.3:  # subject in a parent item
+                    block = [(f"- {subj}", LineLabel("heading", day)), (f"  - {predicate}", label)]
+                    blocks[day].append(("Notes", block))
+                elif style < 0.5:  # subject as a heading
+                    blocks[day].append((f"### {subj}", [(f"- {predicate}", label)]))
+                else:
+                    blocks[day].append((rng.choice(["Work", "Home"]), [(f"- {full}", label)]))
+            queries = [q.format(**values) for q in kind.queries]
+            rng.shuffle(queries)
+            window = list(range(first_day, days))
+            recall_days = sorted(rng.sample(window, min(rng.randint(4, 6), len(window))))
+            for i, day in enumerate(recall_days):
+                searches[day].append(queries[i % len(queries)])
+            month.facts.append(
+                Fact(fid, kind.topic, (FactVersion(fid, 0, texts[0], first_day, None),), tuple(queries))
+            )
+
+    used: set[str] = set()
+    for day in range(days):
+        for _ in range(rng.randint(3, 5)):
+            for _attempt in range(20):  # chit-chat is written once
+                extra = {"thing": _pick(rng, FILL["thing"])}
+                text = _fill(rng, _pick(rng, CHATTER), extra)
+                if text not in used:
+                    break
+            if text in used:
+                continue
+            used.add(text)
+            blocks[day].append((rng.choice(["Work", "Home"]), [(f"- {text}", LineLabel("chatter", day))]))
+            for prefix, query in ONE_OFF_QUERIES.items():
+                if text.startswith(prefix) and rng.random() < 0.35:
+                    searches[day].append(query.format(**extra))
+        if rng.random() < 0.2:
+            template, queries = _pick(rng, BURSTS)
+            extra = {
+                "lvl": str(rng.randint(1, 6)),
+                "mall": rng.choice(["Alexa", "Ostbahnhof", "Mall of Berlin"]),
+                "cafe": _pick(rng, FILL["cafe"]),
+                "plumber": _pick(rng, SURNAMES),
+            }
+            text = template.format(**extra)
+            if text not in used:
+                used.add(text)
+                blocks[day].append(("Home", [(f"- {text}", LineLabel("burst", day))]))
+                searches[day].extend(q.format(**extra) for q in queries)
+
+    for day in range(days):
+        date = start + dt.timedelta(days=day)
+        path = month.path(day)
+        out = [f"# {date.isoformat()}", ""]
+        month.labels[(path, 1)] = LineLabel("heading", day)
+        by_section: dict[str, list[list[tuple[str, LineLabel]]]] = {}
+        for section, block in blocks[day]:
+            by_section.setdefault(section, []).append(block)
+        order = [s for s in ("Work", "Home", "Notes") if s in by_section]
+        order += sorted(s for s in by_section if s not in order)
+        for section in order:
+            items = by_section[section]
+            rng.shuffle(items)
+            if section.startswith("###"):
+                out.append(section)
+            else:
+                out.append(f"## {section}")
+            month.labels[(path, len(out))] = LineLabel("heading", day)
+            for block in items:
+                for text, label in block:
+                    out.append(text)
+                    month.labels[(path, len(out))] = label
+            out.append("")
+        month.dailies[day] = "\n".join(out).rstrip() + "\n"
+        hours = sorted(rng.sample(range(8 * 60, 22 * 60), len(searches[day])))
+        month.searches[day] = [(m // 60, m % 60, q) for m, q in zip(hours, searches[day], strict=True)]
+    return month
+
+
+# ---------------------------------------------------------------------------------------------
 # running a month through the real suite
 
 
@@ -456,14 +859,28 @@ class Promotion:
     source: str
     label: LineLabel | None
     correct: bool
+    sources: list[str] = field(default_factory=list)
 
 
-def judge(month: PersonaMonth, night: int, source: str) -> tuple[LineLabel | None, bool]:
-    path, _, lines = source.partition("#L")
-    start = int(lines.split("-")[0]) if lines else 0
-    label = month.labels.get((path, start))
+def judge(month: PersonaMonth, night: int, source: str | list[str]) -> tuple[LineLabel | None, bool]:
+    """The label of a promotion's first source line, and whether the promotion is correct: a
+    durable fact's statement still current on ``night``, every cited line stating that same fact
+    (a promotion citing lines of two different facts merged them: wrong)."""
+    sources = [source] if isinstance(source, str) else list(source)
+    labels = []
+    for src in sources:
+        path, _, lines = src.partition("#L")
+        start, end = (int(x.lstrip("L")) for x in lines.split("-")) if lines else (0, 0)
+        found = [month.labels.get((path, n)) for n in range(start, end + 1)]
+        found = [x for x in found if x is not None and x.kind != "heading"] or [
+            month.labels.get((path, start))
+        ]
+        labels.append(found[0])
+    label = labels[0] if labels else None
     if label is None or label.kind != "durable":
         return label, False
+    if any(x is None or x.kind != "durable" or x.fact_id != label.fact_id for x in labels):
+        return LineLabel("merged", label.day, label.fact_id, label.version), False
     version = month.version_of(label.fact_id or "", label.version or 0)
     current = version.until_day is None or night <= version.until_day
     return label, current
@@ -477,13 +894,22 @@ def score_month(month: PersonaMonth, promotions: list[Promotion]) -> dict[str, A
         for p in promotions
         if p.correct and p.label is not None and (p.label.fact_id, p.label.version) in final
     }
+    seen: set[tuple[str | None, int | None]] = set()
+    duplicates = 0
+    for p in promotions:
+        if p.correct and p.label is not None:
+            ident = (p.label.fact_id, p.label.version)
+            duplicates += ident in seen
+            seen.add(ident)
     precision = correct / len(promotions) if promotions else 1.0
     recall = len(found) / len(final) if final else 1.0
     kinds: dict[str, int] = {}
     for p in promotions:
         if not p.correct:
             kind = p.label.kind if p.label else "unlabelled"
-            if p.label and p.label.kind == "durable":
+            if p.label and p.label.kind == "merged":
+                kind = "merged two facts"
+            elif p.label and p.label.kind == "durable":
                 kind = "stale (promoted after its correction)"
             kinds[kind] = kinds.get(kind, 0) + 1
     return {
@@ -494,6 +920,10 @@ def score_month(month: PersonaMonth, promotions: list[Promotion]) -> dict[str, A
         "facts": len(final),
         "facts_promoted": len(found),
         "missed_facts": sorted(fid for fid, _ in final - found),
+        "duplicate_items": duplicates,
+        "chatter_leaked": sum(
+            1 for p in promotions if p.label is not None and p.label.kind in ("chatter", "burst")
+        ),
         "false_positives_by_kind": kinds,
     }
 
@@ -520,10 +950,8 @@ def run_persona_month(
         f"timezone: Europe/Berlin\nembedding: {{provider: {embedding}}}\nllm: {{model: null}}\n", "utf-8"
     )
     p = month.persona
-    (root / "MEMORY.md").write_text(
-        f"# MEMORY\n\n## About me\n- I'm {p['name']}, I live in {p['city']} with {p['partner']} and {p['kid']}.\n",
-        "utf-8",
-    )
+    human = f"# MEMORY\n\n## About me\n- I'm {p['name']}, I live in {p['city']} with {p['partner']} and {p['kid']}.\n"
+    (root / "MEMORY.md").write_text(human, "utf-8")
     host = Host(Workspace(root), builtins=plugins, entry_points=plugins is None)
     from lifelong_plugins.dreaming.run import run_dream  # the plugin under test
 
@@ -543,9 +971,17 @@ def run_persona_month(
             with clock.pinned(dt.datetime(night.year, night.month, night.day, 3, tzinfo=tz)):
                 run = run_dream(host)
             for item in run.promoted:
-                label, correct = judge(month, day + 1, item["source"])
+                label, correct = judge(month, day + 1, item.get("sources") or item["source"])
                 promotions.append(
-                    Promotion(day + 1, item["key"], item["text"], item["source"], label, correct)
+                    Promotion(
+                        day + 1,
+                        item["key"],
+                        item["text"],
+                        item["source"],
+                        label,
+                        correct,
+                        list(item.get("sources") or [item["source"]]),
+                    )
                 )
             memory_bytes = (root / "MEMORY.md").stat().st_size
             nights.append(
@@ -566,6 +1002,7 @@ def run_persona_month(
     finally:
         host.close()
     result = score_month(month, promotions)
+    result["human_text_kept"] = (root / "MEMORY.md").read_text("utf-8").startswith(human.rstrip("\n"))
     result.update(
         seed=month.seed,
         days=month.days,
@@ -577,6 +1014,7 @@ def run_persona_month(
                 "night": p.night,
                 "text": p.text,
                 "source": p.source,
+                "sources": p.sources,
                 "correct": p.correct,
                 "kind": p.label.kind if p.label else None,
             }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lifelong.hookspecs import hookimpl
 
-from . import commands, service, status, tables
+from . import commands, linemap, service, status, tables
 from .run import run_phase
 
 
@@ -22,6 +22,11 @@ def register_commands(cli):
 @hookimpl
 def register_tools(register):
     service.register(register)
+
+
+@hookimpl
+def on_files_changed(ctx, changes):
+    linemap.record_snapshots(ctx, [*changes.new, *changes.modified])
 
 
 @hookimpl

@@ -26,6 +26,7 @@ from typing import Any
 from lifelong.errors import LifelongError
 from lifelong.workspace import daily_date
 
+from .linemap import LineMaps, line_hashes
 from .snippets import (
     ParseStats,
     Snippet,
@@ -268,8 +269,14 @@ def credit_search(
 
 
 def attribution_tokens(snippet: Snippet) -> tuple[frozenset[str], frozenset[str]]:
+    """(the line's own words, its section's words): the subject a line was written under counts
+    as section, at half weight, like its heading."""
     section = snippet.heading.split(" > ")[-1] if snippet.heading else ""
-    return content_tokens(snippet.text), content_tokens(section)
+    text = snippet.text
+    if snippet.context and text.startswith(snippet.context + ": "):
+        text = text[len(snippet.context) + 2 :]
+        section = f"{section} {snippet.context}"
+    return content_tokens(text), content_tokens(section)
 
 
 class CandidatePool:
@@ -447,6 +454,7 @@ class LightReport:
     events_counted: int = 0
     events_attributed: int = 0
     events_unattributed: int = 0
+    events_moved: int = 0  # lines that moved between the search and the run (attributed where they are now)
     events_not_daily: int = 0
     credits_dropped_in_search: int = 0
     signals: int = 0
@@ -552,6 +560,7 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
     report.events_read = len(events)
     sources = set(cfg["count_sources"])
     groups: dict[tuple[str, int, int, str], list[tuple]] = defaultdict(list)
+    counted = []
     for ev in events:
         if ev[9] not in sources:
             continue
@@ -560,7 +569,25 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
             report.events_not_daily += 1
             continue
         report.events_counted += 1
+        counted.append(ev)
+    # lines may have moved since the search: read each event against the snapshot it saw
+    paths = {ev[5] for ev in counted}
+    current: dict[str, list[str]] = {}
+    for rel in paths:
+        try:
+            current[rel] = line_hashes(ws.read_text(rel))
+        except (LifelongError, OSError):
+            continue
+    maps = LineMaps(store, paths, current)
+    for ev in counted:
+        where = maps.locate(ev[5], ev[6], ev[7], ev[1])
+        if where is None:
+            report.events_unattributed += 1
+            continue
+        if where != (ev[6], ev[7]):
+            ev = (*ev[:6], where[0], where[1], *ev[8:])
         groups[(ev[5], ev[6], ev[7], ev[3])].append(ev)
+    report.events_moved = maps.moved
     for rel in sorted({g[0] for g in groups}):
         reader.snippets(rel)
     vocab = Vocabulary()
@@ -625,10 +652,17 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
     report.signals = len(pool.new_signals)
     run.event_watermark_next = max([watermark, *(e[1] for e in events)]) if events else watermark
 
+    night = now.date().isoformat()
+    tz = ctx.workspace.timezone
     for key in touched:
         c = pool.candidates[key]
         if c.status != "staged":
             continue
+        if (
+            c.light_last is not None
+            and dt.datetime.fromtimestamp(c.light_last, tz).date().isoformat() == night
+        ):
+            continue  # one light boost per night: a re-run the same night adds nothing
         c.light_hits += 1
         c.light_last = now_ts
         c.dirty = True

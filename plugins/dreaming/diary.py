@@ -47,7 +47,17 @@ def diary_vars(run: Any) -> dict[str, Any]:
         "dropped": len(deep.get("dropped", [])),
         "blocked": len(deep.get("blocked", [])),
         "compaction": comp.get("note", ""),
+        "evicted": [e["text"] for e in comp.get("evicted", [])],
     }
+
+
+def evictions_text(evicted: list[str]) -> str:
+    """The items a run took out of MEMORY.md, listed in every diary entry (model or not)."""
+    if not evicted:
+        return ""
+    return "To keep MEMORY.md within its budget I set aside (still in the notes):\n" + "".join(
+        f"- {t}\n" for t in evicted
+    )
 
 
 def sanitise(text: str, limit: int = 1500) -> str:
@@ -77,7 +87,9 @@ def entry(ctx: Any, run: Any) -> tuple[str, str]:
             )
             body = sanitise(reply)
             if body:
-                return f"### {variables['date']} · run {run.run_id}\n\n{body}\n", "model"
+                listed = evictions_text(variables["evicted"])
+                tail = f"\n{listed}" if listed else ""
+                return f"### {variables['date']} · run {run.run_id}\n\n{body}\n{tail}", "model"
         except LLMOffline as exc:
             ctx.log("dreaming", f"run {run.run_id}: diary model unavailable, offline entry used ({exc})")
     return offline, "offline"

@@ -1,19 +1,24 @@
 """Writing MEMORY.md (pure text functions; the caller reads and journals the file).
 
-Each run appends one fenced region::
+Promoted items go to a bounded set of topic sections, one fenced region each, created at the end
+of the file the first time an item needs it::
 
-    <!-- lifelong:promoted-20260324-030000-ab12:start -->
-    ## Promoted 2026-03-24
-    - Decision: the pitch opens with the live offline sync demo. <!-- key:3f2a9c1b7d10 src:memory/2026-03-04.md#L4-L4 -->
-    <!-- lifelong:promoted-20260324-030000-ab12:end -->
+    <!-- lifelong:topic-projects:start -->
+    ## Projects and work
+    - Fernwood raised a $2M seed round led by Acme Capital. <!-- key:3f2a9c1b7d10 src:memory/2026-04-02.md#L4-L4,memory/2026-04-09.md#L7-L7 on:2026-04-12 -->
+    <!-- lifelong:topic-projects:end -->
+
+Each item keeps its key, the citations of every line that stated it and the day it was promoted.
+Files written before topic sections keep their per-night ``promoted-<run>`` regions ("## Promoted
+YYYY-MM-DD"); they are read, deduplicated against and compacted as before, never rewritten.
 
 A key already present anywhere in the file is never added again. Bytes outside managed regions
 are never changed. *Sticky* items — a line carrying ``<!-- sticky -->``, or any item under a
-``## Sticky`` heading — are never removed or merged: a managed region holding one is left alone
-by compaction. Compaction keeps the file within ``budget`` bytes by merging the oldest promoted
-regions into one ``promoted-compacted`` region (dropping their date headings and source
-citations, keeping each item and its key), then, if still needed, evicting the oldest
-non-sticky compacted items. What it did is returned so the run can report it.
+``## Sticky`` heading — and items a human wrote on (text after the key marker) are never
+removed. Compaction keeps the file within ``budget`` bytes by merging first (old per-night
+regions into one ``promoted-compacted`` region, then dropping citations from the oldest items,
+keys kept), and only then evicting the oldest items, at most a fraction of them per run. What it
+did is returned so the run can report it (the diary lists evictions).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from lifelong.text import content_tokens
 from lifelong.workspace import Region, find_regions, read_region, remove_region, replace_region
 
 PROMOTED_PREFIX = "promoted-"
@@ -29,17 +35,83 @@ COMPACTED_HEADING = "## Promoted earlier (compacted)"
 NEW_FILE_HEADER = "# MEMORY\n\nDurable facts, loaded at the start of every session.\n"
 
 _KEY_RE = re.compile(r"<!--\s*key:([0-9a-f]{6,64})\b[^>]*-->")
-_SRC_RE = re.compile(r"(<!--\s*key:[0-9a-f]{6,64})\s+src:\S+?(\s*-->)")
+_SRC_RE = re.compile(r"(<!--\s*key:[0-9a-f]{6,64})\s+src:[^\s>]+")
+_ON_RE = re.compile(r"<!--\s*key:[0-9a-f]{6,64}\b[^>]*\bon:(\d{4}-\d\d-\d\d)")
 _STICKY_RE = re.compile(r"<!--\s*sticky\s*-->", re.I)
 _STICKY_HEADING_RE = re.compile(r"^#{1,6}\s+sticky\b", re.I | re.M)
 _ANY_COMMENT = re.compile(r"<!--|-->")
+
+
+TOPIC_PREFIX = "topic-"
+# (region slug, heading, word stems that put an item there): a bounded set of sections, in file order
+TOPICS: tuple[tuple[str, str, frozenset[str]], ...] = tuple(
+    (slug, heading, frozenset(content_tokens(words_)))
+    for slug, heading, words_ in (
+        (
+            "people",
+            "People",
+            "birthday born wife husband partner friend friends mum mom dad mother father sister brother "
+            "colleague neighbour neighbor turns card messages message email emails text texts call calls",
+        ),
+        (
+            "family",
+            "Family",
+            "kid kids son daughter child children school pickup class teacher nanny daycare",
+        ),
+        (
+            "projects",
+            "Projects and work",
+            "project launch release ship ships deadline client customer customers seed round investor "
+            "investors funding office startup company team standup meeting sprint changelog contract "
+            "hiring manager roadmap notes demo pitch budget",
+        ),
+        (
+            "health",
+            "Health",
+            "doctor gp physician practice allergic allergy allergist medication dentist gym coach training "
+            "trains sessions session therapy appointment check-up patients",
+        ),
+        (
+            "home",
+            "Home and money",
+            "rent landlord flat apartment wifi router bill bills subscription insurance car garage repair "
+            "repairs handyman bank tax salary pay paid euros eur",
+        ),
+        (
+            "preferences",
+            "Preferences",
+            "prefer prefers favourite favorite like likes love loves hate never always",
+        ),
+    )
+) + (("other", "Other", frozenset()),)
+
+
+def topic_of(text: str) -> str:
+    """The section a promoted item goes to: the topic whose words it uses most (the first on a
+    tie); "preferences" only for the first person's own; "other" when none fits."""
+    found = content_tokens(text)
+    first_person = bool(re.search(r"\b(I|I'm|I've|my|me)\b", text))
+    best, best_hits = "other", 0
+    for slug, _heading, stems in TOPICS:
+        if slug == "preferences" and not first_person:
+            continue
+        hits = len(found & stems)
+        if hits > best_hits:
+            best, best_hits = slug, hits
+    return best
+
+
+def topic_region(slug: str) -> str:
+    return f"{TOPIC_PREFIX}{slug}"
 
 
 @dataclass(frozen=True)
 class Item:
     key: str
     text: str
-    src: str
+    src: str  # comma-separated citations of every line stating it
+    date: str = ""  # the day it was promoted
+    topic: str = ""
 
 
 def region_name(run_id: str) -> str:
@@ -71,7 +143,53 @@ def clean_item_text(text: str) -> str:
 
 
 def render_item(item: Item) -> str:
-    return f"- {clean_item_text(item.text)} <!-- key:{item.key} src:{item.src} -->"
+    when = f" on:{item.date}" if item.date else ""
+    return f"- {clean_item_text(item.text)} <!-- key:{item.key} src:{item.src}{when} -->"
+
+
+def add_items(text: str, items: list[Item]) -> tuple[str, list[str]]:
+    """Append ``items`` to their topic sections (a managed region each, created in topic order
+    at the end of the file when missing). Returns the new text and the regions touched."""
+    if not text.strip():
+        text = NEW_FILE_HEADER
+    touched: list[str] = []
+    by_topic: dict[str, list[Item]] = {}
+    for item in items:
+        by_topic.setdefault(item.topic or topic_of(item.text), []).append(item)
+    for slug, heading, _ in TOPICS:
+        if slug not in by_topic:
+            continue
+        name = topic_region(slug)
+        body = read_region(text, name)
+        if body is None:
+            body = f"## {heading}\n"
+        if body and not body.endswith("\n"):
+            body += "\n"
+        body += "".join(render_item(i) + "\n" for i in by_topic[slug])
+        text = replace_region(text, name, body)
+        touched.append(name)
+    return text, touched
+
+
+def remove_items(text: str, keys: set[str]) -> str:
+    """Remove the item lines carrying ``keys`` from the topic sections (a forced rollback)."""
+    for region in find_regions(text):
+        if not region.name.startswith(TOPIC_PREFIX):
+            continue
+        body = read_region(text, region.name) or ""
+        lines = [
+            ln for ln in body.split("\n") if not (_KEY_RE.search(ln) and _KEY_RE.search(ln).group(1) in keys)
+        ]
+        new_body = "\n".join(lines)
+        if new_body != body:
+            text = replace_region(text, region.name, new_body)
+    return text
+
+
+def has_human_text(line: str) -> bool:
+    """An item line a human wrote on: sticky, or text after its key marker."""
+    m = _KEY_RE.search(line)
+    return is_sticky_line(line) or bool(m and line[m.end() :].strip())
 
 
 def render_region_body(date_label: str, items: list[Item]) -> str:
@@ -107,13 +225,19 @@ class Compaction:
     skipped_sticky: list[str] = field(default_factory=list)
     over_budget: bool = False
     note: str = ""
+    evict_cap: int = 0
 
     @property
     def changed(self) -> bool:
         return bool(self.merged_regions or self.evicted)
 
     def touched_regions(self) -> list[str]:
-        return [*self.merged_regions, COMPACTED] if self.changed else []
+        if not self.changed:
+            return []
+        names = [*self.merged_regions, *(e.get("section", COMPACTED) for e in self.evicted)]
+        if any(n.startswith(PROMOTED_PREFIX) and n != COMPACTED for n in self.merged_regions):
+            names.append(COMPACTED)
+        return list(dict.fromkeys(names))
 
     def as_json(self) -> dict:
         return {
@@ -124,6 +248,7 @@ class Compaction:
             "evicted": self.evicted,
             "skipped_sticky": self.skipped_sticky,
             "over_budget": self.over_budget,
+            "evict_cap": self.evict_cap,
             "note": self.note,
         }
 
@@ -137,7 +262,7 @@ def _item_lines(body: str) -> list[str]:
 
 
 def _compact_line(line: str) -> str:
-    return _SRC_RE.sub(r"\1\2", line)
+    return _SRC_RE.sub(r"\1", line)
 
 
 def _replace_span(text: str, region: Region, name: str, body: str) -> str:
@@ -148,9 +273,42 @@ def _replace_span(text: str, region: Region, name: str, body: str) -> str:
     return text[: region.start] + block + text[region.end :]
 
 
-def compact(text: str, budget: int, *, keep: set[str]) -> tuple[str, Compaction]:
-    """Bring ``text`` within ``budget`` bytes by touching only managed promoted regions not in
-    ``keep`` (the current run's), oldest first. Pure."""
+def _evictable(text: str, keep_keys: set[str]) -> list[tuple[str, str, int, str]]:
+    """(promoted-on date, region, line index in the body, key) of every item compaction may evict:
+    managed, not sticky, no human text on its line, not promoted by this run. Oldest first; the
+    compacted region (items with no date) before everything else."""
+    out = []
+    for region in find_regions(text):
+        if not (region.name.startswith(TOPIC_PREFIX) or region.name == COMPACTED):
+            continue
+        body = region.body(text)
+        if region_has_sticky(body) and region.name == COMPACTED:
+            pass
+        for i, line in enumerate(body.split("\n")):
+            m = _KEY_RE.search(line)
+            if not m or line.lstrip().startswith("#") or has_human_text(line) or m.group(1) in keep_keys:
+                continue
+            on = _ON_RE.search(line)
+            out.append((on.group(1) if on else "", region.name, i, m.group(1)))
+    out.sort()
+    return out
+
+
+def compact(
+    text: str,
+    budget: int,
+    *,
+    keep: set[str],
+    keep_keys: set[str] | None = None,
+    max_evict_fraction: float = 0.1,
+) -> tuple[str, Compaction]:
+    """Bring ``text`` within ``budget`` bytes, touching only managed promoted sections and never
+    the current run's (``keep`` regions, ``keep_keys`` items). Merging first: old per-night
+    ``promoted-<run>`` regions (from before topic sections) fold into one compacted region, then
+    item citations are dropped, oldest first (the keys stay, the candidates keep their sources);
+    only then the oldest items are evicted, at most ``max_evict_fraction`` of the items in one
+    run (at least one). Pure."""
+    keep_keys = keep_keys or set()
     report = Compaction(budget=budget, before_bytes=_size(text))
     if report.before_bytes <= budget:
         report.after_bytes = report.before_bytes
@@ -181,37 +339,59 @@ def compact(text: str, budget: int, *, keep: set[str]) -> tuple[str, Compaction]
             text = remove_region(text, region.name)
             text = replace_region(text, COMPACTED, existing + "".join(f"{ln}\n" for ln in lines))
         report.merged_regions.append(region.name)
-    if _size(text) > budget and read_region(text, COMPACTED) is not None:
-        body = read_region(text, COMPACTED) or ""
-        lines = body.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        index = 0
-        while _size(text) > budget and index < len(lines):
-            line = lines[index]
-            if line.lstrip().startswith("#") or is_sticky_line(line) or not _KEY_RE.search(line):
-                index += 1
+    # drop citations from topic items, oldest first (merging what is written, evicting nothing)
+    if _size(text) > budget:
+        for _on, name, index, _key in _evictable(text, keep_keys):
+            if _size(text) <= budget:
+                break
+            if not name.startswith(TOPIC_PREFIX):
                 continue
-            m = _KEY_RE.search(line)
-            report.evicted.append(
-                {
-                    "key": m.group(1) if m else "",
-                    "text": clean_item_text(_KEY_RE.sub("", line).lstrip("-*+ ")),
-                }
-            )
-            del lines[index]
-            text = replace_region(text, COMPACTED, "\n".join(lines) + "\n")
+            body = read_region(text, name) or ""
+            lines = body.split("\n")
+            shorter = _compact_line(lines[index])
+            if shorter != lines[index]:
+                lines[index] = shorter
+                text = replace_region(text, name, "\n".join(lines))
+                if name not in report.merged_regions:
+                    report.merged_regions.append(name)
+    if _size(text) > budget:
+        total = len(existing_keys(text))
+        cap = max(1, int(max_evict_fraction * total))
+        for _on, name, _index, key in _evictable(text, keep_keys):
+            if _size(text) <= budget or len(report.evicted) >= cap:
+                break
+            body = read_region(text, name) or ""
+            lines = body.split("\n")
+            for i, line in enumerate(lines):
+                m = _KEY_RE.search(line)
+                if m and m.group(1) == key:
+                    report.evicted.append(
+                        {
+                            "key": key,
+                            "text": clean_item_text(_KEY_RE.sub("", line).lstrip("-*+ ")),
+                            "section": name,
+                        }
+                    )
+                    del lines[i]
+                    text = replace_region(text, name, "\n".join(lines))
+                    break
+        report.evict_cap = cap
     report.after_bytes = _size(text)
     if report.after_bytes > budget:
         report.over_budget = True
+        limit = (
+            f"; eviction stopped at this run's cap of {report.evict_cap} item(s)"
+            if report.evict_cap and len(report.evicted) >= report.evict_cap
+            else ""
+        )
         report.note = (
             f"MEMORY.md is {report.after_bytes} bytes, over the {budget}-byte budget: only managed, "
-            "non-sticky promoted items may be compacted and none are left (human text is never touched)"
+            f"non-sticky promoted items without human text may be compacted{limit} (human text is never touched)"
         )
     elif report.changed:
         report.note = (
             f"compacted MEMORY.md from {report.before_bytes} to {report.after_bytes} bytes "
-            f"(budget {budget}): merged {len(report.merged_regions)} older promoted section(s)"
+            f"(budget {budget}): merged {len(report.merged_regions)} section(s)"
             + (f", evicted {len(report.evicted)} oldest item(s)" if report.evicted else "")
         )
     return text, report

@@ -8,21 +8,15 @@ import contextlib
 import datetime as dt
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lifelong.contracts import RelatedFact, WriteCandidate, WriteDecision
 
 from .candidates import Candidate, CandidatePool, DailyReader, Occurrence
-from .memory_file import (
-    Item,
-    add_run_region,
-    compact,
-    existing_keys,
-    memory_lines,
-    region_name,
-    render_region_body,
-)
+from .facts import FactVectors, GroupingConfig, completeness, fact_view, group_facts, names_seen
+from .memory_file import Item, add_items, compact, existing_keys, memory_lines, topic_of
 from .scoring import Score, ScoreConfig, Signals, score
 from .snippets import Snippet, jaccard, similarity_tokens
 from .themes import concept_tags, richness
@@ -33,23 +27,55 @@ COVERED_JACCARD = 0.6
 
 @dataclass(frozen=True)
 class Scored:
-    candidate: Candidate
+    candidate: Candidate  # the group's representative: its most complete statement
     signals: Signals
     score: Score
+    members: tuple[str, ...] = ()  # every candidate key stating the fact (the representative's included)
 
 
 def load_signals(store: Any, pool: CandidatePool, keys: list[str]) -> dict[str, list[tuple]]:
-    """(ts, day, query_hash, score) per candidate key: stored signals plus this run's."""
+    """(ts, day, query_hash, score, event_id) per candidate key: stored signals plus this run's."""
     out: dict[str, list[tuple]] = defaultdict(list)
     if keys:
-        for key, ts, day, qh, sc in store.conn.execute(
-            "SELECT key, ts, day, query_hash, score FROM dream_signals WHERE key IN (SELECT value FROM json_each(?))",
+        for key, ts, day, qh, sc, eid in store.conn.execute(
+            "SELECT key, ts, day, query_hash, score, event_id FROM dream_signals"
+            " WHERE key IN (SELECT value FROM json_each(?))",
             (json.dumps(keys),),
         ):
-            out[key].append((ts, day, qh, sc))
+            out[key].append((ts, day, qh, sc, eid))
     for s in pool.new_signals.values():  # events past the watermark: never stored before
-        out[s.key].append((s.ts, s.day, s.query_hash, s.score))
+        out[s.key].append((s.ts, s.day, s.query_hash, s.score, s.event_id))
     return out
+
+
+def union_recalls(recalls: dict[str, list[tuple]], keys: Iterable[str]) -> list[tuple]:
+    """The recalls of a fact: its members' recall events, each event once."""
+    seen: dict[Any, tuple] = {}
+    for k in keys:
+        for r in recalls.get(k, []):
+            ident = r[4] if len(r) > 4 else (r[0], r[2])
+            if ident not in seen or r[3] > seen[ident][3]:
+                seen[ident] = r
+    return list(seen.values())
+
+
+def fact_groups(ctx: Any, run: Any, candidates: list[Candidate]) -> dict[str, list[str]]:
+    """Group id -> member keys for ``candidates`` (see facts.py)."""
+    occ = run.pool.occurrence_index()
+    names = names_seen(c.text for c in candidates)
+    views = [
+        fact_view(c.key, c.text, {o.path for o in occ.get(c.key, [])} or {c.path}, names) for c in candidates
+    ]
+    cosine = None
+    if run.config.get("fact_embeddings", True):
+        vectors = FactVectors(ctx.store, ctx.embedder, lambda m: ctx.log("dreaming", m))
+        vectors.load({c.key: c.text for c in candidates})
+        cosine = None if vectors.failed else vectors.cosine
+    ids = group_facts(views, cosine, GroupingConfig.from_config(run.config))
+    groups: dict[str, list[str]] = defaultdict(list)
+    for key, gid in ids.items():
+        groups[gid].append(key)
+    return groups
 
 
 def _noon_ts(day: str, tz: dt.tzinfo) -> float:
@@ -89,17 +115,48 @@ def build_signals(
 
 
 def score_pool(ctx: Any, run: Any) -> list[Scored]:
+    """Score every fact with a staged member: its members' signals together (recall events once
+    each, occurrences of every member, the strongest reinforcement). A fact already promoted
+    (a member in MEMORY.md) is not scored again: its new statements join it (``run.joined``)."""
     pool: CandidatePool = run.pool
     sc = ScoreConfig.from_config(run.config, backfill=run.backfill)
-    staged = [c for c in pool.candidates.values() if c.status == "staged"]
-    recalls = load_signals(ctx.store, pool, [c.key for c in staged])
+    live = [c for c in pool.candidates.values() if c.status in ("staged", "promoted")]
+    staged_any = any(c.status == "staged" for c in live)
+    groups = fact_groups(ctx, run, live) if staged_any else {}
+    run.fact_groups = groups
+    run.joined = {}
+    keys = [k for members in groups.values() for k in members]
+    recalls = load_signals(ctx.store, pool, keys)
     occ = pool.occurrence_index()
     tz = ctx.workspace.timezone
     now_ts = run.now.timestamp()
     out = []
-    for c in staged:
-        sig = build_signals(c, recalls.get(c.key, []), occ.get(c.key, []), now_ts, tz, run.now.date())
-        out.append(Scored(c, sig, score(sig, sc)))
+    for members in groups.values():
+        cands = [pool.candidates[k] for k in members]
+        staged = [c for c in cands if c.status == "staged"]
+        if not staged:
+            continue
+        promoted = [c for c in cands if c.status == "promoted"]
+        if promoted:
+            for c in staged:
+                run.joined[c.key] = promoted[0].key
+            continue
+        rep = max(staged, key=lambda c: (*completeness(c.text), c.day, c.key))
+        merged = replace(
+            rep,
+            light_hits=max(c.light_hits for c in staged),
+            light_last=max((c.light_last for c in staged if c.light_last), default=None),
+            rem_hits=max(c.rem_hits for c in staged),
+            rem_last=max((c.rem_last for c in staged if c.rem_last), default=None),
+        )
+        occurrences = [o for c in staged for o in occ.get(c.key, [])]
+        sig = build_signals(
+            merged, union_recalls(recalls, [c.key for c in staged]), occurrences, now_ts, tz, run.now.date()
+        )
+        sig = replace(sig, richness=max(richness(c.text) for c in staged))
+        result = score(sig, sc)
+        ordered = (rep.key, *sorted(c.key for c in staged if c.key != rep.key))
+        out.append(Scored(rep, sig, result, ordered))
     out.sort(key=lambda s: (-s.score.total, s.candidate.key))
     return out
 
@@ -199,22 +256,29 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
             pool.set_status(c.key, "promoted", run.run_id, "already in MEMORY.md")
             already.append({"key": c.key, "text": c.text, "reason": "key already in MEMORY.md"})
             continue
-        live = live_snippet(run.reader, occ.get(c.key, []))
+        members = s.members or (c.key,)
+        lives = [(k, live_snippet(run.reader, occ.get(k, []))) for k in members]
+        lives = [(k, x) for k, x in lives if x is not None]
+        live = lives[0][1] if lives else None
         if live is None:
-            paths = sorted({o.path for o in occ.get(c.key, [])})
+            paths = sorted({o.path for k in members for o in occ.get(k, [])})
             reason = (
                 f"text no longer in {', '.join(paths) or 'any daily'} (edited or deleted since it was staged)"
             )
-            pool.set_status(c.key, "dropped", run.run_id, reason)
+            for k in members:
+                pool.set_status(k, "dropped", run.run_id, reason)
             dropped.append({"key": c.key, "text": c.text, "reason": reason})
             continue
+        if lives[0][0] != c.key:  # the most complete statement was edited away: the next one speaks
+            c = pool.candidates[lives[0][0]]
         tokens = similarity_tokens(live.text)
         others = [(f"MEMORY.md line {n}", text, t) for n, text, t in mem]
         others += [(f"{k}, promoted in this run", text, t) for k, text, t in chosen_tokens]
         covered = covered_by(live.text, tokens, others, cfg["dedupe_jaccard"])
         if covered:
             reason = f"already covered by {covered}"
-            pool.set_status(c.key, "promoted", run.run_id, reason)
+            for k in members:
+                pool.set_status(k, "promoted", run.run_id, reason)
             already.append({"key": c.key, "text": live.text, "reason": reason})
             continue
         decision = None
@@ -236,37 +300,69 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
             decision = ctx.host.decide_write(payload, related_memories(mem, tokens, target))
             if decision.action == "block":
                 reason = decision.reason or "blocked by before_message_write"
-                pool.set_status(c.key, "blocked", run.run_id, reason)
+                for k in members:
+                    pool.set_status(k, "blocked", run.run_id, reason)
                 blocked.append({"key": c.key, "text": live.text, "reason": reason, "by": decision.source})
                 continue
-        chosen.append((s, live, decision))
+        sources = tuple(
+            dict.fromkeys(
+                x.citation
+                for _, x in sorted(
+                    lives, key=lambda kx: (kx[1].day or dt.date.min, kx[1].path, kx[1].start_line)
+                )
+            )
+        )
+        chosen.append((replace(s, candidate=c), live, decision, sources))
         chosen_tokens.append((c.key, live.text, tokens))
+    for key, into in getattr(run, "joined", {}).items():
+        if not run.dry_run:
+            pool.set_status(key, "promoted", run.run_id, f"same fact as {into} (already in MEMORY.md)")
+        already.append({"key": key, "text": pool.candidates[key].text, "reason": f"same fact as {into}"})
 
-    items = [Item(s.candidate.key, live.text, live.citation) for s, live, _ in chosen]
+    items = [
+        Item(s.candidate.key, live.text, ",".join(sources), run.now.date().isoformat(), topic_of(live.text))
+        for s, live, _, sources in chosen
+    ]
     compaction = None
     written_bytes = len(memory_text.encode("utf-8"))
     if items:
-        body = render_region_body(run.now.date().isoformat(), items)
+        keep_keys = {i.key for i in items}
         with ws.lock("write", timeout=10.0) if not run.dry_run else contextlib.nullcontext():
             current = memory_path.read_text("utf-8") if memory_path.exists() else ""
-            new_text = add_run_region(current, run.run_id, body)
-            new_text, compaction = compact(new_text, cfg["memory_max_bytes"], keep={region_name(run.run_id)})
+            new_text, run.memory_regions = add_items(current, items)
+            new_text, compaction = compact(
+                new_text,
+                cfg["memory_max_bytes"],
+                keep=set(),
+                keep_keys=keep_keys,
+                max_evict_fraction=cfg.get("max_evict_fraction", 0.1),
+            )
             if not run.dry_run:
                 run.journal.write(memory_path, new_text)
             written_bytes = len(new_text.encode("utf-8"))
         if not run.dry_run:
-            for s, _live, decision in chosen:
+            for s, _live, decision, _sources in chosen:
                 note = f"S={s.score.total:.3f}"
                 if decision is not None and decision.action != "allow":
                     note += f"; {decision.action}: {decision.reason}"
                 pool.set_status(s.candidate.key, "promoted", run.run_id, note)
+                for k in s.members:
+                    if k != s.candidate.key:
+                        pool.set_status(k, "promoted", run.run_id, f"same fact as {s.candidate.key}")
             for ev in compaction.evicted if compaction else []:
                 if ev["key"] in pool.candidates:
                     pool.set_status(ev["key"], "evicted", run.run_id, "compacted out of MEMORY.md")
     run.compaction = compaction
     promoted = []
-    for s, live, decision in chosen:
-        entry = {**candidate_json(s), "text": live.text, "source": live.citation}
+    for s, live, decision, sources in chosen:
+        entry = {
+            **candidate_json(s),
+            "text": live.text,
+            "source": live.citation,
+            "sources": list(sources),
+            "members": list(s.members),
+            "section": topic_of(live.text),
+        }
         if decision is not None:
             entry["decision"] = {
                 "action": decision.action,

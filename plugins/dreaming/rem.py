@@ -67,6 +67,11 @@ def rem_phase(ctx: Any, run: Any) -> dict[str, Any]:
         c = pool.candidates.get(key)
         if c is None or c.status != "staged" or not tags:
             continue
+        if (
+            c.rem_last is not None
+            and dt.datetime.fromtimestamp(c.rem_last, ctx.workspace.timezone).date() == today
+        ):
+            continue  # one REM boost per night
         c.rem_hits += 1
         c.rem_last = now_ts
         c.dirty = True

@@ -22,7 +22,7 @@ from lifelong.workspace import remove_region
 
 from . import diary
 from .candidates import CandidatePool, light_phase
-from .memory_file import region_name, remove_run_region, restore_regions
+from .memory_file import remove_items, remove_run_region, restore_regions
 from .promotion import build_signals, deep_phase
 from .rem import rem_phase
 from .scoring import ScoreConfig, score
@@ -55,6 +55,9 @@ class DreamRun:
     rem_summary: str = ""
     scored: list[Any] = field(default_factory=list)
     promoted: list[dict[str, Any]] = field(default_factory=list)
+    fact_groups: dict[str, list[str]] = field(default_factory=dict)
+    joined: dict[str, str] = field(default_factory=dict)
+    memory_regions: list[str] = field(default_factory=list)
     compaction: Any = None
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra_reports: dict[str, list[Any]] = field(default_factory=dict)
@@ -211,7 +214,10 @@ def has_material(run: DreamRun) -> bool:
     assert pool is not None
     new = any(c.is_new for c in pool.candidates.values())
     compaction = run.compaction is not None and run.compaction.changed
-    return bool(new or pool.new_signals or pool.status_changes or run.promoted or compaction)
+    # a line restated on a quiet night is material too: its occurrence must be kept
+    return bool(
+        new or pool.new_signals or pool.new_occurrences or pool.status_changes or run.promoted or compaction
+    )
 
 
 def finalize(ctx: Any, run: DreamRun) -> None:
@@ -297,7 +303,8 @@ def record_history(store: Any, run: DreamRun) -> None:
     summary = {
         "promoted": [p["key"] for p in run.promoted],
         "compacted_regions": run.compaction.touched_regions() if run.compaction is not None else [],
-        "memory_region": region_name(run.run_id) if run.promoted else None,
+        "memory_region": None,
+        "memory_regions": run.memory_regions if run.promoted else [],
         "diary_region": diary.region_name(run.run_id) if run.diary_source else None,
         "report_dir": run.report_dir,
         "themes": [t.tag for t in run.themes][:12],
@@ -377,10 +384,11 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
     def keep_edit(rel: str, current: bytes, before: bytes | None) -> bytes | None:
         text = current.decode("utf-8")
         if rel == memory_rel:
-            text = remove_run_region(text, run_id)
+            text = remove_run_region(text, run_id)  # workspaces from before topic sections
             text = restore_regions(
                 text, before.decode("utf-8") if before else None, summary.get("compacted_regions", [])
             )
+            text = remove_items(text, set(summary.get("promoted", [])))
             return text.encode("utf-8")
         if rel == dreams_rel:
             return remove_region(text, diary.region_name(run_id)).encode("utf-8")

@@ -17,7 +17,9 @@
   recency half-life since that phase last saw it, capped at ``max_boost``
 
 Promote iff S >= min_score and recalls >= min_recalls and unique queries >= min_unique_queries;
-``--backfill`` uses backfill_min_score with its own (default 0) count gates for one run.
+``--backfill`` uses backfill_min_score with its own (default 0) count gates for one run, and also
+passes a fact written down on ``backfill_min_days`` (3) distinct days or more: a workspace with
+months of notes and no search history has recurrence as its only evidence.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class ScoreConfig:
     min_score: float = 0.8
     min_recalls: int = 3
     min_unique_queries: int = 3
+    recurrence_days: int = 0  # backfill: a fact written on this many days passes on recurrence alone
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any], *, backfill: bool = False) -> ScoreConfig:
@@ -88,6 +91,7 @@ class ScoreConfig:
             min_score=float(cfg.get(f"{prefix}min_score", 0.5 if backfill else 0.8)),
             min_recalls=int(cfg.get(f"{prefix}min_recalls", 0 if backfill else 3)),
             min_unique_queries=int(cfg.get(f"{prefix}min_unique_queries", 0 if backfill else 3)),
+            recurrence_days=int(cfg.get("backfill_min_days", 3)) if backfill else 0,
         )
 
 
@@ -150,4 +154,6 @@ def score(sig: Signals, cfg: ScoreConfig) -> Score:
         failed.append(f"recalls {sig.recalls} < {cfg.min_recalls}")
     if sig.unique_queries < cfg.min_unique_queries:
         failed.append(f"unique queries {sig.unique_queries} < {cfg.min_unique_queries}")
+    if failed and cfg.recurrence_days and sig.written_days >= cfg.recurrence_days:
+        failed = []  # backfill with no recall history: written on enough days is enough
     return Score(total, comps, b, not failed, tuple(failed))

@@ -38,6 +38,32 @@ _JUNK_RES = (
     re.compile(r"^\s*(\d+\.\s*)?(\[\d\.\d+\]\s*)?Source:\s*\S+#L\d+", re.I),
     re.compile(r"\bS\s*=\s*[01]\.\d+\b.*\b(relevance|recalls?|gates?)\b", re.I),
     re.compile(r"\brelevance\b\s*[:=]?\s*[01]?\.\d+.*\bfrequency\b\s*[:=]?\s*[01]?\.\d+", re.I),
+    # this suite's CLI output pasted into a note: `lifelong dream` (score lines, component lists,
+    # keys with citations, phase summaries, explain), `lifelong search` (ranked citations, legs)
+    re.compile(r"\bS\s*=\s*[01]\.\d{3}\b"),
+    re.compile(
+        r"\b(rel|freq|div|rec|cons|rich|boost)\s+\d\.\d\d\b.*\b(rel|freq|div|rec|cons|rich|boost)\s+\d\.\d\d\b"
+    ),
+    re.compile(r"\bkey\s+[0-9a-f]{6,64}\b.*\bSource:", re.I),
+    re.compile(r"\bSource:\s*\S+#L\d+(-L\d+)?", re.I),
+    re.compile(r"\[\d\.\d{3}\]\s*(Source:|\S+#L\d+|\(\w+\)|'|\")"),
+    re.compile(r"\bcos\s+(\d\.\d+|-)\s+bm25\b"),
+    re.compile(r"\bdream\s+\d{8}-\d{6}-[0-9a-f]{4}\b"),
+    re.compile(r"\b(light|deep|rem):\s+(\d+ dailies|\d+ scored|themes\b)", re.I),
+    re.compile(r"\bfails:\s*(score|recalls|unique queries)\b", re.I),
+    re.compile(r"\b(recalled|written)\s+\d{4}-\d\d-\d\d\s+(\[\d\.\d+\]|Source:)"),
+    re.compile(r"^\s*[0-9a-f]{6,64}\s+S=\d"),
+    re.compile(r"\b(status|key)\s+(staged|promoted|dropped|blocked|evicted|superseded|expired)\b"),
+    re.compile(r"\bpassed the gates\b|\bwould be promoted\b|\bnear misses\b", re.I),
+    re.compile(r"^\s*answered by (hybrid search|the concept index)", re.I),
+)
+GENERIC_SECTIONS = frozenset(
+    """
+    work home notes note log journal today personal family misc miscellaneous ideas idea tasks task todo
+    todos to-do meetings meeting errands health thoughts random diary summary inbox morning afternoon
+    evening night weekend done doing next later reading links calls people projects project admin team
+    general other update updates status standup weekly daily monthly
+    """.split()
 )
 
 
@@ -72,12 +98,17 @@ def is_report_junk(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Snippet:
+    """One note line or paragraph. ``text`` carries the subject it was written under when the
+    line itself does not name it ("Emma Rees: prefers short messages after work"); ``context`` is
+    that subject (a parent list item or a heading), empty when the line stands alone."""
+
     path: str
     day: dt.date | None
     start_line: int
     end_line: int
     heading: str
     text: str
+    context: str = ""
 
     @property
     def key(self) -> str:
@@ -98,6 +129,38 @@ class ParseStats:
     skipped_junk: int = 0
     skipped_short: int = 0
     skipped_managed_lines: int = 0
+
+
+_DATE_HEADING_RE = re.compile(r"^\W*(\d{4}-\d\d-\d\d|\d{1,2}[./]\d{1,2}([./]\d{2,4})?)\b")
+
+
+def subject_heading(heading: str) -> str:
+    """The heading text when it names what the lines under it are about (a person, a company, a
+    project), empty for generic sections ("Work", "Notes", a date)."""
+    title = re.sub(r"[*_`#]", "", heading).strip().rstrip(":").strip()
+    if not title or _DATE_HEADING_RE.match(title) or len(title) > 60:
+        return ""
+    found = words(title)
+    if not found or len(found) > 6 or all(w in GENERIC_SECTIONS or w in STOPWORDS for w in found):
+        return ""
+    return title
+
+
+def with_context(context: str, text: str) -> str:
+    """``text`` prefixed with its subject unless it already names any of it."""
+    context = context.strip().rstrip(":").strip()
+    if not context:
+        return text
+    own = content_tokens(text)
+    ctx_tokens = content_tokens(context)
+    if not ctx_tokens or ctx_tokens & own:
+        return text  # the line already names (part of) its subject
+    return f"{context}: {text}"
+
+
+def _is_label(text: str) -> bool:
+    """A list item that introduces nested items rather than saying something itself."""
+    return text.rstrip().endswith(":") or (len(text) <= 60 and not re.search(r"[.!?;]\s*$", text))
 
 
 def _managed_lines(text: str) -> set[int]:
@@ -156,13 +219,26 @@ def parse_snippets(
     stats.skipped_managed_lines += len(managed)
     lines = text.split("\n")
     headings: list[tuple[int, str]] = []
-    out: list[Snippet] = []
+    out: list[Snippet | None] = []
     block: list[tuple[int, str]] = []
     block_kind = ""
     in_code = False
+    # open list items: indentation, text, whether it was junk, where its snippets start in ``out``
+    items: list[dict] = []
+    current: dict | None = None
 
     def heading_path() -> str:
         return " > ".join(h[1] for h in headings)
+
+    def context_of(kind: str) -> str:
+        if kind == "item" and len(items) > 1:
+            parents = [it["text"] for it in items[:-1] if it["text"]][-2:]
+            if parents and all(_is_label(p) for p in parents):
+                return ": ".join(p.rstrip(":").strip() for p in parents)
+        for level, title in reversed(headings):
+            if level >= 2:
+                return subject_heading(title)
+        return ""
 
     def flush() -> None:
         nonlocal block, block_kind
@@ -170,9 +246,12 @@ def parse_snippets(
             return
         parts, kind = block, block_kind
         block, block_kind = [], ""
+        entry = current if kind == "item" else None
         raw = " ".join(t for _, t in parts)
         if carries_marker(raw):
             stats.skipped_marker += 1
+            if entry is not None:
+                entry["junk"] = True
             return
         cleaned = [(ln, _COMMENT_RE.sub("", t).strip()) for ln, t in parts]
         cleaned = [(ln, t) for ln, t in cleaned if t]
@@ -181,9 +260,19 @@ def parse_snippets(
         if kind == "item":
             cleaned[0] = (cleaned[0][0], _CHECKBOX_RE.sub("", cleaned[0][1]))
         joined = " ".join(t for _, t in cleaned)
+        if entry is not None:
+            entry["text"] = re.sub(r"\s+", " ", joined).strip()
+        if is_report_junk(joined) or (entry is not None and any(it["junk"] for it in items)):
+            stats.skipped_junk += 1
+            if entry is not None:
+                entry["junk"] = True
+            return
+        context = context_of(kind)
         pieces = (
             [(cleaned[0][0], cleaned[-1][0], joined)] if len(joined) <= max_chars else _sentences(cleaned)
         )
+        if entry is not None:
+            entry["first"] = len(out)
         for first, last, piece in pieces:
             piece = re.sub(r"\s+", " ", piece).strip()
             if len(piece) > max_chars:
@@ -196,8 +285,13 @@ def parse_snippets(
             if is_report_junk(piece):
                 stats.skipped_junk += 1
                 continue
-            out.append(Snippet(path, day, first, last, heading_path(), piece))
+            text = with_context(context, piece)
+            out.append(
+                Snippet(path, day, first, last, heading_path(), text, context if text != piece else "")
+            )
             stats.snippets += 1
+        if entry is not None:
+            entry["last"] = len(out)
 
     for index, line in enumerate(lines):
         n = index + 1
@@ -219,6 +313,7 @@ def parse_snippets(
         m = _HEADING_RE.match(line)
         if m and len(line) - len(line.lstrip()) < 4:
             flush()
+            items.clear()
             level = len(m.group(1))
             headings = [h for h in headings if h[0] < level] + [(level, m.group(2).strip())]
             continue
@@ -231,6 +326,18 @@ def parse_snippets(
         m = _ITEM_RE.match(line)
         if m:
             flush()
+            indent = len(m.group(1).expandtabs(4))
+            while items and items[-1]["indent"] >= indent:
+                items.pop()
+            if items and items[-1].get("first") is not None and _is_label(items[-1]["text"]):
+                parent = items[-1]  # a label introducing nested items is their subject, not a note
+                for i in range(parent["first"], parent["last"]):
+                    if out[i] is not None:
+                        out[i] = None
+                        stats.snippets -= 1
+                parent["first"] = None
+            current = {"indent": indent, "text": "", "junk": False, "first": None, "last": None}
+            items.append(current)
             block_kind = "item"
             block = [(n, m.group(4))]
             continue
@@ -241,6 +348,8 @@ def parse_snippets(
                 continue
         if not block:
             block_kind = "paragraph"
+            if len(line) - len(line.lstrip()) == 0:
+                items.clear()
         block.append((n, stripped))
     flush()
-    return out
+    return [s for s in out if s is not None]

@@ -95,3 +95,20 @@ def m001_dreaming_tables(db):  # noqa: ANN001 - sqlite-utils passes the Database
             key TEXT PRIMARY KEY,
             value TEXT
         )""")
+
+
+@migrations()
+def m002_fact_vectors_and_line_maps(db):  # noqa: ANN001 - sqlite-utils passes the Database
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS dream_vectors (
+            key TEXT PRIMARY KEY,          -- candidate key (its text's hash)
+            model TEXT NOT NULL,           -- provider:model of the embedder
+            vec BLOB NOT NULL              -- float32 unit vector
+        )""")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS dream_line_maps (
+            path TEXT NOT NULL,            -- a daily, workspace-relative
+            ts REAL NOT NULL,              -- when a sync saw this content
+            hashes TEXT NOT NULL,          -- JSON list: 12-hex hash of every line, in order
+            PRIMARY KEY (path, ts)
+        )""")

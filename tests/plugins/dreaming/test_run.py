@@ -70,12 +70,12 @@ def test_gates_promote_only_what_recurs_across_queries(dream_host) -> None:
     run = dream(host, at("2026-03-10"))
     assert promoted_texts(run) == [PITCH]
     deep = run.reports["deep"]
-    miss = next(m for m in deep["near_misses"] if m["text"].startswith("Ask is"))
+    miss = next(m for m in deep["near_misses"] if m["text"].startswith("Investor pitch: Ask is"))
     assert "unique queries 1 < 3" in miss["failed_gates"]
     memory = (host.workspace.root / "MEMORY.md").read_text()
     key = run.promoted[0]["key"]
-    assert f"- {PITCH} <!-- key:{key} src:{D04}#L4-L4 -->" in memory
-    assert "## Promoted 2026-03-10" in memory
+    assert f"- {PITCH} <!-- key:{key} src:{D04}#L4-L4 on:2026-03-10 -->" in memory
+    assert "## Projects and work" in memory and "## Promoted" not in memory
 
 
 def test_backfill_lowers_the_bar_once_then_defaults_apply(dream_host) -> None:
@@ -230,7 +230,10 @@ def test_sticky_items_and_human_text_survive_compaction(dream_host) -> None:
         + "<!-- lifelong:promoted-20260202-030000-1111:end -->\n"
     )
     memory = MEMORY + "\n" + sticky_region + "\nHuman note between regions.\n\n" + old_region
-    host = dream_host({**FILES, "MEMORY.md": memory}, {"plugins": {"dreaming": {"memory_max_bytes": 1400}}})
+    host = dream_host(
+        {**FILES, "MEMORY.md": memory},
+        {"plugins": {"dreaming": {"memory_max_bytes": 1400, "max_evict_fraction": 1.0}}},
+    )
     recall(host, D04, 1, 6, PITCH_QUERIES)
     run = dream(host, at("2026-03-10"))
     assert promoted_texts(run) == [PITCH]
@@ -416,7 +419,9 @@ def test_every_candidate_passes_before_message_write(dream_host) -> None:
         "source": "testgate",
     }
     blocked = run.reports["deep"]["blocked"]
-    assert [b["text"] for b in blocked] == ["Ask is EUR 1.2M seed at a EUR 8M pre-money valuation."]
+    assert [b["text"] for b in blocked] == [
+        "Investor pitch: Ask is EUR 1.2M seed at a EUR 8M pre-money valuation."
+    ]
     assert "valuation" not in (host.workspace.root / "MEMORY.md").read_text()
     candidate, existing = next((c, e) for c, e in gate.seen if "Android" in c.text)
     assert isinstance(candidate, WriteCandidate) and all(isinstance(e, RelatedFact) for e in existing)
@@ -528,7 +533,7 @@ def test_history_json_and_explain_are_complete(dream_host) -> None:
     run = dream(host, at("2026-03-10"))
     rows = history(host.store)
     assert rows[0]["run_id"] == run.run_id and rows[0]["promoted"] == 1
-    assert rows[0]["summary"]["memory_region"] == f"promoted-{run.run_id}"
+    assert rows[0]["summary"]["memory_regions"] == ["topic-projects"]
     data = explain(host, run.promoted[0]["key"][:6])
     assert data["status"] == "promoted" and len(data["recalls"]) == 6
     assert {r["query"] for r in data["recalls"]} == {q for qs in PITCH_QUERIES.values() for q in qs}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from lifelong_plugins.dreaming.scoring import ScoreConfig, Signals, consolidation, score
@@ -57,7 +58,11 @@ def test_backfill_lowers_the_score_gate_and_drops_count_gates() -> None:
     assert not score(written, DEFAULTS).passed
     s = score(written, backfill)
     assert s.passed and 0.5 <= s.total < 0.8
-    custom = ScoreConfig.from_config({"backfill_min_score": 0.9, "backfill_min_recalls": 1}, backfill=True)
+    assert score(replace(written, written_days=3), ScoreConfig.from_config({}, backfill=True)).passed
+    custom = ScoreConfig.from_config(
+        {"backfill_min_score": 0.9, "backfill_min_recalls": 1, "backfill_min_days": 5}, backfill=True
+    )
+    assert score(replace(written, written_days=5), custom).passed  # recurrence alone passes a backfill
     assert score(written, custom).failed_gates == (f"score {s.total:.3f} < 0.9", "recalls 0 < 1")
 
 

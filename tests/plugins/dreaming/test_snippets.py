@@ -66,10 +66,10 @@ def test_parse_daily_snippets_with_exact_lines_and_headings() -> None:
             7,
             7,
             "2026-03-16 > Offsite",
-            "Gut Boltenhagen confirmed the booking for April 14-16; invoice due April 1.",
+            "Offsite: Gut Boltenhagen confirmed the booking for April 14-16; invoice due April 1.",
         ),
-        (8, 9, "2026-03-16 > Offsite", "Sent the deposit to the venue."),
-        (10, 10, "2026-03-16 > Offsite", "nested: ask about vegetarian options"),
+        (8, 9, "2026-03-16 > Offsite", "Offsite: Sent the deposit to the venue."),
+        (10, 10, "2026-03-16 > Offsite", "Offsite: nested: ask about vegetarian options"),
         (13, 14, "2026-03-16 > Team", "Priya proposed moving the Android release to April 28."),
     ]
     assert snippets[0].day.isoformat() == "2026-03-16"

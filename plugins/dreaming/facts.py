@@ -1,0 +1,279 @@
+"""Facts, not lines: group the candidates that state or elaborate one fact (pure, plus a vector
+cache).
+
+A fact is often written down in different words on different days ("Fernwood raised a $2M seed
+led by Acme Capital", "Acme Capital put up the lead cheque in Fernwood's $2M round"). Each line is
+its own candidate; the deep phase scores *groups* of them, so the recalls, queries, days and
+occurrences of all the lines count for the fact.
+
+Two candidates state the same fact when they share a **subject** (a name: a capitalised word that
+is not a stop word, or the subject a line was written under) and either
+
+- a **value** (a token with a digit: a date, an amount, a time, a count), or
+- a second, different name ("Fernwood" and "Leipzig"; "Emma Rees" is one name), or
+- embedding **similarity** at least ``fact_cosine`` (when an embedder is configured), or
+- without an embedder, content-word Jaccard (names and values left out) at least ``fact_jaccard``.
+
+Two statements whose values all differ ("May 12" and "May 19") are never one fact: that is a
+correction, which REM handles. Without a shared subject only near-identical wording joins them
+(content Jaccard >= ``fact_jaccard_unnamed``). Measured on the persona generator's paraphrases (evals/bench_dream.py
+``--grouping``): a shared name plus cosine alone cannot tell "Coach Nora trains me Tue/Thu" from
+"Coach Nora charges EUR 55" apart at a lower bar, which is why the bar is where it is.
+
+Groups are built strongest pair first (union-find), and two lines of the **same daily** never end
+up in one group: a note does not state one fact twice, while it often states two facts about one
+subject side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lifelong.text import CHATTER, STOPWORDS, content_tokens, stem, words
+
+from .themes import MONTHS, WEEKDAYS, concept_tags
+
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_NOT_SUBJECTS = (
+    frozenset(MONTHS)
+    | frozenset(WEEKDAYS)
+    | frozenset(
+        "eur usd gbp chf note reminder correction update todo fyi dr mr mrs ms prof new no keep".split()
+    )
+)
+
+
+@dataclass(frozen=True)
+class FactView:
+    """What grouping looks at for one candidate."""
+
+    key: str
+    text: str
+    subjects: frozenset[str]
+    values: frozenset[str]
+    rest: frozenset[str]  # content tokens that are neither subjects nor values
+    paths: frozenset[str]
+    phrases: frozenset[str] = frozenset()
+
+
+_SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\s[-–—]\s+)$")
+
+
+def _capitalised(text: str) -> list[tuple[str, bool]]:
+    """(stem, first word of a sentence?) of every capitalised word that may be a name."""
+    out = []
+    for m in _WORD.finditer(text):
+        t = m.group(0)
+        low = t.lower()
+        if not t[:1].isupper() or len(low) < 2 or low.isdigit():
+            continue
+        if low in STOPWORDS or low in CHATTER or low in _NOT_SUBJECTS:
+            continue
+        first = bool(_SENTENCE_START.search(text[: m.start()]))
+        for w in words(t):
+            out.append((stem(w), first))
+    return out
+
+
+def names_seen(texts: Iterable[str]) -> frozenset[str]:
+    """Stems of capitalised words seen somewhere not at the start of a sentence: names. A word
+    only ever capitalised because it opens a sentence ("Coffee at ...") is not one."""
+    return frozenset(s for t in texts for s, first in _capitalised(t) if not first)
+
+
+def subjects_of(text: str, names: frozenset[str] | None = None) -> frozenset[str]:
+    """Names in ``text``: capitalised words (not stop words, months, weekdays) that are not at the
+    start of a sentence, or that are and are known as names from other lines (``names``)."""
+    return frozenset(s for s, first in _capitalised(text) if not first or (names is not None and s in names))
+
+
+def name_phrases(text: str, subjects: frozenset[str]) -> frozenset[str]:
+    """Runs of adjacent subject words ("emma ree", "acm capit", "leipzig"): two lines naming the
+    same two different things are about one fact."""
+    phrases, run = set(), []
+    for w in words(text):
+        s = stem(w)
+        if s in subjects:
+            run.append(s)
+            continue
+        if run:
+            phrases.add(" ".join(run))
+        run = []
+    if run:
+        phrases.add(" ".join(run))
+    # a phrase inside another ("emma" in "emma ree") is the same name
+    return frozenset(p for p in phrases if not any(p != q and p in q.split(" ") for q in phrases))
+
+
+def values_of(text: str) -> frozenset[str]:
+    """Tokens with a digit (dates, amounts, times, counts) and dates spelled with a month."""
+    vals = {w for w in words(text) if any(ch.isdigit() for ch in w)}
+    vals |= {t for t in concept_tags(text) if any(ch.isdigit() for ch in t)}
+    return frozenset(vals)
+
+
+def fact_view(key: str, text: str, paths: Iterable[str], names: frozenset[str] | None = None) -> FactView:
+    subjects = subjects_of(text, names)
+    values = values_of(text)
+    rest = content_tokens(text) - subjects - values
+    return FactView(
+        key, text, subjects, values, frozenset(rest), frozenset(paths), name_phrases(text, subjects)
+    )
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
+
+
+@dataclass(frozen=True)
+class GroupingConfig:
+    cosine: float = 0.88
+    jaccard: float = 0.3
+    jaccard_unnamed: float = 0.75
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any]) -> GroupingConfig:
+        return cls(
+            float(cfg.get("fact_cosine", 0.88)),
+            float(cfg.get("fact_jaccard", 0.3)),
+            float(cfg.get("fact_jaccard_unnamed", 0.75)),
+        )
+
+
+def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingConfig) -> float | None:
+    """How strongly two candidates state the same fact (higher first), None when they do not."""
+    lexical = _jaccard(a.rest, b.rest)
+    if a.values and b.values and not (a.values & b.values):
+        return None  # different dates or amounts: different facts (or a correction, REM's business)
+    if not (a.subjects & b.subjects):
+        return 1.0 + lexical if lexical >= cfg.jaccard_unnamed and len(a.rest & b.rest) >= 2 else None
+    if a.values & b.values:
+        return 2.0 + lexical + (cosine or 0.0)
+    if len(a.phrases & b.phrases) >= 2:
+        return 1.5 + lexical + (cosine or 0.0)
+    if cosine is not None:
+        return 1.0 + cosine if cosine >= cfg.cosine else None
+    return 1.0 + lexical if lexical >= cfg.jaccard and len(a.rest & b.rest) >= 2 else None
+
+
+def group_facts(
+    views: list[FactView],
+    cosine: Callable[[str, str], float | None] | None = None,
+    cfg: GroupingConfig = GroupingConfig(),
+) -> dict[str, str]:
+    """Map every candidate key to its group's id (the smallest member key). Candidates are only
+    compared when they share a subject or two content words (blocking keeps a year of notes fast)."""
+    by_key = {v.key: v for v in views}
+    block: dict[str, list[str]] = defaultdict(list)
+    for v in views:
+        for s in v.subjects:
+            block["s:" + s].append(v.key)
+        if not v.subjects:
+            for t in v.rest:
+                block["w:" + t].append(v.key)
+    pairs: dict[tuple[str, str], float] = {}
+    for name, keys in block.items():
+        if len(keys) < 2 or len(keys) > 400:  # a word on 400 lines says nothing about the fact
+            continue
+        for i, ka in enumerate(keys):
+            a = by_key[ka]
+            for kb in keys[i + 1 :]:
+                pair = (ka, kb) if ka < kb else (kb, ka)
+                if pair in pairs or ka == kb:
+                    continue
+                b = by_key[kb]
+                if name.startswith("w:") and len(a.rest & b.rest) < 2:
+                    continue
+                cos = cosine(ka, kb) if cosine is not None else None
+                strength = pair_strength(a, b, cos, cfg)
+                if strength is not None:
+                    pairs[pair] = strength
+    parent = {v.key: v.key for v in views}
+    paths = {v.key: set(v.paths) for v in views}
+
+    def find(k: str) -> str:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for (ka, kb), _s in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
+        ra, rb = find(ka), find(kb)
+        if ra == rb or paths[ra] & paths[rb]:
+            continue  # two lines of one daily are two facts
+        root, other = (ra, rb) if ra < rb else (rb, ra)
+        parent[other] = root
+        paths[root] |= paths.pop(other)
+    return {k: find(k) for k in parent}
+
+
+def completeness(text: str) -> tuple[int, int, int]:
+    """How much a statement says: names, dates and amounts first, then content words."""
+    return (len(concept_tags(text)), len(content_tokens(text)), len(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# the vector cache (one vector per candidate text, so a night embeds only new lines)
+
+
+class FactVectors:
+    """Unit vectors of candidate texts from the workspace's embedder, cached in
+    ``dream_vectors``; None everywhere when no embedder is configured or it fails."""
+
+    def __init__(self, store: Any, embedder: Any, log: Callable[[str], None] | None = None):
+        self.store = store
+        self.embedder = embedder
+        self.log = log
+        self.vectors: dict[str, np.ndarray] = {}
+        self.model = (
+            f"{getattr(embedder, 'provider', '?')}:{getattr(embedder, 'model', '?')}" if embedder else ""
+        )
+        self.failed = embedder is None
+
+    def load(self, items: dict[str, str]) -> None:
+        """Make sure every key of ``items`` (key -> text) has a vector."""
+        if self.failed or not items:
+            return
+        rows = self.store.conn.execute(
+            "SELECT key, vec FROM dream_vectors WHERE model = ? AND key IN (SELECT value FROM json_each(?))",
+            (self.model, json.dumps(sorted(items))),
+        ).fetchall()
+        for key, blob in rows:
+            self.vectors[key] = np.frombuffer(blob, dtype=np.float32)
+        missing = [k for k in items if k not in self.vectors]
+        if not missing:
+            return
+        try:
+            vecs = np.asarray(self.embedder.embed_passages([items[k] for k in missing]), dtype=np.float32)
+        except Exception as exc:  # an embedder failing must not stop the night: lexical grouping
+            self.failed = True
+            if self.log:
+                self.log(f"fact grouping without embeddings: {type(exc).__name__}: {exc}")
+            return
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        vecs = vecs / np.where(norms == 0, 1, norms)
+        fresh = []
+        for k, v in zip(missing, vecs, strict=True):
+            self.vectors[k] = v
+            fresh.append((k, self.model, v.astype(np.float32).tobytes()))
+        with self.store.lock:
+            self.store.conn.executemany(
+                "INSERT OR REPLACE INTO dream_vectors(key, model, vec) VALUES (?, ?, ?)", fresh
+            )
+            self.store.conn.commit()
+
+    def cosine(self, a: str, b: str) -> float | None:
+        va, vb = self.vectors.get(a), self.vectors.get(b)
+        if va is None or vb is None:
+            return None
+        return float(va @ vb)

@@ -1,0 +1,255 @@
+"""Facts, not lines (issue 13): paraphrases merge and their signals add up, different facts about
+one subject stay apart, subjects travel, signals survive quiet nights and moved lines, a re-run
+adds nothing, eviction is capped, the suite's own output is never evidence, backfill works on
+recurrence alone, MEMORY.md is organised by topic and old per-night blocks keep working."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from lifelong_plugins.dreaming.facts import GroupingConfig, fact_view, group_facts, names_seen
+from lifelong_plugins.dreaming.memory_file import TOPICS, Item, add_items, compact, existing_keys
+from lifelong_plugins.dreaming.run import explain, rollback_run
+from lifelong_plugins.dreaming.snippets import parse_snippets
+
+from lifelong.cli import cli
+
+from .conftest import at, dream, record_event, search, snapshot
+
+MEMORY = "# MEMORY\n\n## About me\n- I live in Berlin.\n"
+# one fact in three wordings on three days, and a different fact about the same company
+SEED = [
+    "Fernwood raised a $2M seed round led by Acme Capital.",
+    "Acme Capital led Fernwood's seed; it closed at $2M.",
+    "Fernwood's $2M round is done, with Acme Capital as lead investor.",
+]
+OFFICE = [
+    "Fernwood moved its office to Leipzig, near the main station.",
+    "Fernwood now works out of Leipzig; the old desk is gone.",
+    "New office for Fernwood: a floor in Leipzig, five minutes from the station.",
+]
+DAYS = ["2026-04-02", "2026-04-05", "2026-04-09"]
+
+
+def daily(day: str, *lines: str) -> str:
+    return f"# {day}\n\n## Work\n" + "".join(f"- {line}\n" for line in lines)
+
+
+def month_files(with_office: bool = True) -> dict[str, str]:
+    files = {"MEMORY.md": MEMORY}
+    chatter = ["Lunch was too salty.", "Train was 20 minutes late.", "Watched a film in the evening."]
+    for i, day in enumerate(DAYS):
+        lines = [SEED[i], chatter[i]] + ([OFFICE[i]] if with_office else [])
+        files[f"memory/{day}.md"] = daily(day, *lines)
+    return files
+
+
+def line_of(text: str, line: str) -> int:
+    return text.split("\n").index(f"- {line}") + 1
+
+
+def test_paraphrase_siblings_merge_and_their_signals_add_up(dream_host) -> None:
+    host = dream_host(month_files(with_office=False))
+    files = month_files(with_office=False)
+    # one recall per statement, each by a different query on a different day: no line has 3
+    queries = ["who backed Fernwood", "Fernwood financing size", "lead investor Fernwood round"]
+    for i, day in enumerate(DAYS):
+        rel = f"memory/{day}.md"
+        n = line_of(files[rel], SEED[i])
+        record_event(host, rel, n, n, queries[i], at(day, 18))
+    run = dream(host, at("2026-04-10"))
+    assert len(run.promoted) == 1, run.reports["deep"]["near_misses"]
+    item = run.promoted[0]
+    assert item["recalls"] == 3 and item["unique_queries"] == 3 and item["distinct_days"] == 3
+    assert item["sources"] == [
+        f"memory/{d}.md#L{line_of(files[f'memory/{d}.md'], SEED[i])}-L{line_of(files[f'memory/{d}.md'], SEED[i])}"
+        for i, d in enumerate(DAYS)
+    ]
+    assert item["text"] in SEED and len(item["members"]) == 3
+    memory = (host.workspace.root / "MEMORY.md").read_text()
+    assert memory.count("key:") == 1 and ",".join(item["sources"]) in memory
+    assert memory.startswith(MEMORY) and "## Projects and work" in memory
+    # every member is settled: a later night promotes no sibling
+    later = dream(host, at("2026-04-11"))
+    assert later.promoted == []
+
+
+def test_different_facts_about_one_subject_do_not_merge() -> None:
+    texts = SEED + OFFICE
+    names = names_seen(texts)
+    views = [fact_view(f"k{i}", t, {f"memory/d{i % 3}.md"}, names) for i, t in enumerate(texts)]
+    groups = group_facts(views)  # lexical only (no embedder)
+    assert len({groups[f"k{i}"] for i in range(3)}) == 1
+    assert len({groups[f"k{i}"] for i in range(3, 6)}) == 1
+    assert groups["k0"] != groups["k3"]
+    # with similarities just under the bar, the shared name alone joins nothing
+    near = group_facts(views, lambda a, b: 0.87, GroupingConfig(cosine=0.88))
+    assert near["k3"] != near["k0"]
+    # two lines of one daily are two facts, however alike
+    same_day = [
+        fact_view("a", SEED[0], {"memory/x.md"}, names),
+        fact_view("b", SEED[1], {"memory/x.md"}, names),
+    ]
+    assert group_facts(same_day) == {"a": "a", "b": "b"}
+
+
+def test_subject_context_kept_for_nested_items_and_headed_sections() -> None:
+    text = (
+        "# 2026-04-02\n\n## Notes\n- Emma Rees\n  - prefers short messages after work\n"
+        "- Fernwood:\n  - hiring two engineers\n\n### Coach Nora\n- charges EUR 55 per session.\n"
+        "\n## Work\n- Standup at 9:30 in room 4.\n"
+    )
+    got = [(s.start_line, s.text) for s in parse_snippets(text, "memory/2026-04-02.md")]
+    assert got == [
+        (5, "Emma Rees: prefers short messages after work"),
+        (7, "Fernwood: hiring two engineers"),
+        (10, "Coach Nora: charges EUR 55 per session."),
+        (13, "Standup at 9:30 in room 4."),
+    ]
+
+
+def test_quiet_night_occurrences_are_counted(dream_host) -> None:
+    line = "Rent is EUR 1180, due on the 3rd to Karl."
+    host = dream_host({"MEMORY.md": MEMORY, "memory/2026-04-01.md": daily("2026-04-01", line)})
+    dream(host, at("2026-04-02"))
+    root = host.workspace.root
+    (root / "memory/2026-04-02.md").write_text(daily("2026-04-02", line))  # restated, nothing else new
+    quiet = dream(host, at("2026-04-03"))
+    assert quiet.status == "ok"
+    key = next(c.key for c in quiet.pool.candidates.values() if c.text == line)
+    assert [o["day"] for o in explain(host, key)["occurrences"]] == ["2026-04-01", "2026-04-02"]
+
+
+def test_inserting_lines_before_the_nightly_run_keeps_attribution(dream_host) -> None:
+    target = "Fernwood raised a $2M seed round led by Acme Capital."
+    text = daily("2026-04-02", "Lunch was too salty.", "Train was 20 minutes late.", target)
+    host = dream_host({"MEMORY.md": MEMORY, "memory/2026-04-02.md": text})
+    root = host.workspace.root
+    result = search(host, "Acme Capital seed", at("2026-04-02", 18))
+    hit = next(r for r in result["results"] if r["path"] == "memory/2026-04-02.md")
+    assert hit["start_line"] <= line_of(text, target) <= hit["end_line"]
+    # before 03:00 someone adds a block above: every line moves down by four
+    (root / "memory/2026-04-02.md").write_text(
+        "# 2026-04-02\n\n## Morning\n- Slept badly.\n- Ran 5 km.\n- Called the bank.\n- Fed the cat.\n"
+        + text[len("# 2026-04-02\n\n") :]
+    )
+    run = dream(host, at("2026-04-03"))
+    cand = next(c for c in run.pool.candidates.values() if c.text == target)
+    data = explain(host, cand.key)
+    assert [r["query"] for r in data["recalls"]] == ["Acme Capital seed"]
+    light = run.reports["light"]
+    assert light["events_attributed"] >= 1 and light["events_moved"] >= 1, light
+
+
+def test_same_night_rerun_adds_no_second_light_boost(dream_host) -> None:
+    host = dream_host(month_files())
+    first = dream(host, at("2026-04-10"))
+    key = next(c.key for c in first.pool.candidates.values() if c.text == SEED[2])
+    hits = explain(host, key)["light"]["hits"]
+    assert hits == 1
+    dream(host, at("2026-04-10", 3, 40))
+    assert explain(host, key)["light"]["hits"] == 1
+    (host.workspace.root / "memory/2026-04-10.md").write_text(daily("2026-04-10", "Watched the match."))
+    dream(host, at("2026-04-11"))  # the next night boosts again
+    assert explain(host, key)["light"]["hits"] == 2
+
+
+def test_eviction_is_capped_prefers_merging_and_keeps_human_text() -> None:
+    items = [
+        Item(
+            f"{i:012x}",
+            f"Old fact number {i} with a rather long tail of words",
+            f"memory/2026-01-{i + 1:02d}.md#L3-L3",
+            f"2026-01-{i + 1:02d}",
+            "other",
+        )
+        for i in range(20)
+    ]
+    text, _ = add_items(MEMORY, items)
+    text = text.replace(
+        f"key:{0:012x} src:memory/2026-01-01.md#L3-L3 on:2026-01-01 -->",
+        f"key:{0:012x} src:memory/2026-01-01.md#L3-L3 on:2026-01-01 --> (checked with Karl)",
+    )
+    budget = len(text.encode()) - 1500
+    out, report = compact(text, budget, keep=set(), max_evict_fraction=0.1)
+    assert report.evict_cap == 2 and len(report.evicted) == 2 and report.over_budget
+    assert "src:" not in out.split("topic-other:start")[1].split("(checked")[1]  # citations dropped first
+    assert "(checked with Karl)" in out and f"key:{0:012x}" in out  # human text on the line survives
+    assert [e["key"] for e in report.evicted] == [f"{1:012x}", f"{2:012x}"]  # oldest first
+    assert out.startswith(MEMORY) and len(existing_keys(out)) == 18
+    # merging alone is enough when it fits: nothing evicted
+    _, gentle = compact(text, len(text.encode()) - 300, keep=set())
+    assert gentle.evicted == [] and gentle.merged_regions == ["topic-other"]
+
+
+def test_own_cli_output_pasted_into_a_daily_is_never_evidence(tmp_path) -> None:
+    root = tmp_path / "ws"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", str(root)]).exit_code == 0
+    (root / "lifelong.yaml").write_text("timezone: Europe/Berlin\nembedding: {provider: none}\n")
+    for p in (root / "memory").glob("*.md"):
+        p.unlink()
+    files = month_files()
+    for rel, body in files.items():
+        (root / rel).write_text(body)
+    w = ["--workspace", str(root), "--now", "2026-04-10T03:00"]
+    outputs = []
+    for q in ("Acme Capital seed", "Fernwood office Leipzig"):
+        outputs.append(runner.invoke(cli, [*w, "search", q]).output)
+    outputs.append(runner.invoke(cli, [*w, "search", "Fernwood", "--explain"]).output)
+    for args in (["dream", "--dry-run"], ["dream", "--backfill", "--dry-run"]):
+        outputs.append(runner.invoke(cli, [*w, *args]).output)
+    pasted = "\n".join(outputs)
+    assert "S=" in pasted and "Source: memory/" in pasted and "rel " in pasted
+    note = "# 2026-04-10\n\n## Pasted\n" + pasted + "\n## Work\n- Book the dentist for May.\n"
+    got = [s.text for s in parse_snippets(note, "memory/2026-04-10.md")]
+    assert got == ["Book the dentist for May."], got
+
+
+def test_backfill_proposes_a_fact_stated_on_three_days(dream_host) -> None:
+    host = dream_host(month_files(with_office=False))
+    run = dream(host, at("2026-04-10"), backfill=True)
+    assert [p["text"] in SEED for p in run.promoted] == [True]
+    assert len(run.promoted[0]["sources"]) == 3
+    assert "Lunch" not in (host.workspace.root / "MEMORY.md").read_text()
+
+
+def test_old_per_night_blocks_keep_working_and_roll_back_exactly(dream_host) -> None:
+    legacy = (
+        MEMORY + "\n<!-- lifelong:promoted-20260301-030000-ab12:start -->\n## Promoted 2026-03-01\n"
+        "- The standup is at 9:30. <!-- key:0123456789ab src:memory/2026-03-01.md#L4-L4 -->\n"
+        "<!-- lifelong:promoted-20260301-030000-ab12:end -->\n"
+    )
+    host = dream_host({**month_files(with_office=False), "MEMORY.md": legacy})
+    root = host.workspace.root
+    before = snapshot(root)
+    run = dream(host, at("2026-04-10"), backfill=True)
+    text = (root / "MEMORY.md").read_text()
+    assert text.startswith(legacy) and "<!-- lifelong:topic-projects:start -->" in text
+    assert {"0123456789ab", run.promoted[0]["key"]} <= existing_keys(text)
+    rollback_run(host, run.run_id)
+    assert (root / "MEMORY.md").read_bytes() == before["MEMORY.md"]
+
+
+def test_topics_are_a_bounded_set_of_sections() -> None:
+    items = [
+        Item("a" * 12, "Emma Rees has her birthday on May 7.", "s", "2026-04-01"),
+        Item("b" * 12, "Mila is allergic to peanuts; her school knows.", "s", "2026-04-01"),
+        Item("c" * 12, "Karl gets the rent, EUR 1180, by the 3rd.", "s", "2026-04-01"),
+        Item("d" * 12, "I prefer aisle seats on flights.", "s", "2026-04-01"),
+        Item("e" * 12, "The Juniper launch is set for May 12.", "s", "2026-04-01"),
+    ]
+    text, touched = add_items(MEMORY, items)
+    headings = [line for line in text.split("\n") if line.startswith("## ")]
+    assert headings == [
+        "## About me",
+        "## People",
+        "## Family",
+        "## Projects and work",
+        "## Home and money",
+        "## Preferences",
+    ]
+    assert len(touched) == 5 and len(TOPICS) <= 8
+    again, _ = add_items(text, [Item("f" * 12, "Emma Rees prefers short messages.", "s", "2026-04-02")])
+    assert again.count("## People") == 1 and json.dumps(again).count("lifelong:topic-people:start") == 1
