@@ -75,6 +75,7 @@ class CompilePlan:
     unchanged: list[str] = field(default_factory=list)
     subjects: int = 0
     claims: int = 0
+    skipped: list[str] = field(default_factory=list)  # pages left alone (broken frontmatter)
 
 
 def claim_id(key: str) -> str:
@@ -153,10 +154,17 @@ class Cluster:
     text: str
     key: str
     tokens: frozenset[str]
-    statement: facts.Statement
+    day: str
     evidence: dict[tuple[str, int, int], Evidence]
     sticky: bool
     from_memory: bool
+    _statement: facts.Statement | None = None
+
+    @property
+    def statement(self) -> facts.Statement:
+        if self._statement is None:
+            self._statement = _statement(self.text, self.day)
+        return self._statement
 
 
 def _statement(text: str, day: str | None) -> facts.Statement:
@@ -177,30 +185,23 @@ def cluster_seeds(seeds: list[Seed], threshold: float) -> list[Cluster]:
         toks = content_tokens(seed.text)
         statement = None
         if target is None and toks:
-            statement = _statement(seed.text, seed.first_date)
             seen: set[int] = set()
             for t in sorted(toks):
                 for c in by_token.get(t, ()):
                     if id(c) in seen:
                         continue
                     seen.add(id(c))
-                    if (
-                        jaccard(toks, c.tokens) >= threshold
-                        and not facts.compare(statement, c.statement).conflicts
-                    ):
+                    if jaccard(toks, c.tokens) < threshold:
+                        continue
+                    statement = statement or _statement(seed.text, seed.first_date)
+                    if not facts.compare(statement, c.statement).conflicts:
                         target = c
                         break
                 if target is not None:
                     break
         if target is None:
             target = Cluster(
-                seed.text,
-                key,
-                toks,
-                statement or _statement(seed.text, seed.first_date),
-                {},
-                seed.sticky,
-                seed.from_memory,
+                seed.text, key, toks, seed.first_date, {}, seed.sticky, seed.from_memory, statement
             )
             clusters.append(target)
             for t in toks:
@@ -280,6 +281,7 @@ def plan_compile(
     pages: list[Page] = []
     writes: dict[str, str] = {}
     unchanged: list[str] = []
+    skipped: list[str] = []
     for pid in sorted(claims_by_page):
         subject = by_id[pid]
         claims = tuple(claims_by_page[pid])
@@ -295,11 +297,14 @@ def plan_compile(
             mentions=tuple(sorted(set(mentions.get(pid, [])))),
         )
         old = existing.get(page.path)
-        if old is not None and old.error is None:
+        if old is not None and old.error is not None:  # a page a human broke is never overwritten
+            skipped.append(f"{page.path}: {old.error} (not regenerated until fixed)")
+            continue
+        if old is not None:
             keep = {k: v for k, v in old.front.items() if k not in _OWNED}
             aliases = tuple(sorted({*page.aliases, *old.aliases} - {old.title or page.title}))
             page = replace(page, title=old.title or page.title, aliases=aliases, extra=keep)
-        text = render_page(page, cfg.rule.active_threshold, existing_text.get(page.path) if old else None)
+        text = render_page(page, cfg.rule.active_threshold, old.body if old is not None else None)
         pages.append(page)
         if existing_text.get(page.path) == text:
             unchanged.append(page.path)
@@ -311,7 +316,9 @@ def plan_compile(
     )
     if new_index != index_text:
         writes["wiki/index.md"] = new_index
-    return CompilePlan(pages, writes, unchanged, len(claims_by_page), sum(len(p.claims) for p in pages))
+    return CompilePlan(
+        pages, writes, unchanged, len(claims_by_page), sum(len(p.claims) for p in pages), skipped
+    )
 
 
 _OWNED = frozenset({"id", "page_type", "title", "aliases", "source_ids", "updated_at", "claims"})

@@ -47,6 +47,7 @@ CODES = (
     "confidence-below-threshold",
 )
 _WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
+_INDENTED = re.compile(r"^(?: {4}|\t)", re.M)
 _CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 
 
@@ -89,6 +90,8 @@ class LintResult:
 
 def strip_code(text: str) -> str:
     """``text`` with fenced/indented code blocks and inline code spans blanked (same lines)."""
+    if "`" not in text and "~~~" not in text and not _INDENTED.search(text):
+        return text
     lines = text.split("\n")
     for b in parse_blocks(text):
         if b.kind in ("fence", "code_block"):
@@ -99,6 +102,8 @@ def strip_code(text: str) -> str:
 
 def wikilinks(text: str) -> list[str]:
     """Targets of ``[[target]]``/``[[target|label]]``/``[[target#section]]`` outside code."""
+    if "[[" not in text:
+        return []
     out = []
     for m in _WIKILINK.finditer(strip_code(text)):
         target = m.group(1).split("|", 1)[0].split("#", 1)[0].strip()

@@ -73,8 +73,12 @@ def read_sources(ws: Workspace, cfg: dict[str, Any]) -> tuple[list[SourceLine], 
     return memory, dailies, problems
 
 
-def page_files(ws: Workspace) -> tuple[dict[str, PageFile], dict[str, str]]:
-    """Every page under wiki/{entities,concepts,syntheses,sources}/ (parsed, and its text)."""
+def page_files(
+    ws: Workspace, cache: dict[str, tuple[int, int, PageFile, str]] | None = None
+) -> tuple[dict[str, PageFile], dict[str, str]]:
+    """Every page under wiki/{entities,concepts,syntheses,sources}/ (parsed, and its text).
+    With ``cache`` (path -> (mtime_ns, size, page, text)), a file whose stat is unchanged is not
+    read or parsed again."""
     pages: dict[str, PageFile] = {}
     texts: dict[str, str] = {}
     for folder in sorted(PAGE_DIRS.values()):
@@ -83,6 +87,11 @@ def page_files(ws: Workspace) -> tuple[dict[str, PageFile], dict[str, str]]:
             continue
         for path in sorted(root.rglob("*.md")):
             rel = ws.relpath(path)
+            st = path.stat()
+            hit = cache.get(rel) if cache is not None else None
+            if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+                pages[rel], texts[rel] = hit[2], hit[3]
+                continue
             try:
                 text = ws.read_text(rel)
             except LifelongError as exc:
@@ -90,7 +99,13 @@ def page_files(ws: Workspace) -> tuple[dict[str, PageFile], dict[str, str]]:
                 continue
             texts[rel] = text
             pages[rel] = read_page(rel, text)
+            if cache is not None:
+                cache[rel] = (st.st_mtime_ns, st.st_size, pages[rel], text)
     return pages, texts
+
+
+def page_cache(ctx: Any) -> dict[str, tuple[int, int, PageFile, str]]:
+    return ctx.state.setdefault("wiki.page_cache", {})
 
 
 class SourceCache:
@@ -177,7 +192,7 @@ def hints_for(ctx: Any, memory: list[SourceLine], cfg: dict[str, Any]) -> dict[s
 def plan_for(ctx: Any, cfg: dict[str, Any]) -> tuple[CompilePlan, list[str]]:
     ws = ctx.workspace
     memory, dailies, problems = read_sources(ws, cfg)
-    existing, texts = page_files(ws)
+    existing, texts = page_files(ws, page_cache(ctx))
     index_path = ws.wiki_dir / "index.md"
     index_text = ws.read_text("wiki/index.md") if index_path.is_file() else None
     plan = plan_compile(
@@ -189,11 +204,11 @@ def plan_for(ctx: Any, cfg: dict[str, Any]) -> tuple[CompilePlan, list[str]]:
         hints=hints_for(ctx, memory, cfg),
         index_text=index_text,
     )
-    return plan, problems
+    return plan, problems + plan.skipped
 
 
 def run_lint(ctx: Any, cfg: dict[str, Any], today: dt.date) -> LintResult:
-    pages, _ = page_files(ctx.workspace)
+    pages, _ = page_files(ctx.workspace, page_cache(ctx))
     return lint_pages(
         list(pages.values()),
         SourceCache(ctx.workspace),

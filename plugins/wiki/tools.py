@@ -7,8 +7,6 @@ import datetime as dt
 import hashlib
 from typing import Any
 
-import yaml
-
 from lifelong.contracts import Candidate, SearchRequest
 from lifelong.errors import InputError, LifelongError
 from lifelong.journal import Journal
@@ -32,6 +30,7 @@ from .vault import (
     Evidence,
     Page,
     PageFile,
+    dump_yaml,
     normalise_key,
     page_path,
     read_page,
@@ -322,8 +321,7 @@ def update_metadata(
     front["source_ids"] = sorted({*page.source_ids, *added})
     if not front["source_ids"]:
         raise InputError(f"{page.path} has no source_ids: update_metadata needs at least one source")
-    dumped = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
-    text = f"---\n{dumped}---\n{page.body}"
+    text = f"---\n{dump_yaml(front)}---\n{page.body}"
     if read_page(page.path, text).error:
         raise InputError("the new frontmatter does not read back; nothing written")
     run_id = _write(ctx, {page.path: text})
