@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lifelong import facts
+from lifelong.safety import screen, strip_invisible
 from lifelong.text import content_tokens, jaccard
 from lifelong.workspace import replace_region
 
@@ -86,6 +87,13 @@ def _evidence(line: SourceLine, weight: float, note: str) -> Evidence:
     return Evidence(line.citation, line.path, line.lines, line.sha256, round(weight, 3), note, line.date)
 
 
+def screened(text: str) -> str | None:
+    """The text a claim may carry: invisible characters stripped, secrets redacted; None when it
+    reads as an instruction to an agent (the wiki is served to agents as trusted memory)."""
+    result = screen(strip_invisible(text))
+    return result.text if result.trusted else None
+
+
 def build_seeds(
     memory: list[SourceLine],
     dailies: list[SourceLine],
@@ -130,9 +138,12 @@ def build_seeds(
             weight = cfg.memory_weight
         ev[(item.path, item.start, item.end)] = _evidence(item, weight, note)
         dates = sorted(e.date for e in ev.values() if e.date)
+        text = screened(item.text)
+        if text is None:
+            continue
         seeds.append(
             Seed(
-                item.text,
+                text,
                 ev,
                 item.sticky,
                 True,
@@ -144,8 +155,11 @@ def build_seeds(
         hint = hints.get(line.citation)
         if hint is None and not index.mentions(line.text):
             continue
+        text = screened(line.text)
+        if text is None:
+            continue
         ev = {(line.path, line.start, line.end): _evidence(line, cfg.daily_weight, "daily note")}
-        seeds.append(Seed(line.text, ev, False, False, line.date or "9999-99-99", hint))
+        seeds.append(Seed(text, ev, False, False, line.date or "9999-99-99", hint))
     return seeds
 
 
