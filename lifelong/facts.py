@@ -38,11 +38,13 @@ API
              Lisbon", "room 4B"                             ``room 4b``)
   ========== ============================================ ===================================
 
+  A money value or quantity followed by "of the …" ("spent $5k of the budget") is a part of the
+  whole (``key`` ``part``) and is compared only with other parts.
   A value after "from" (in a statement announcing a change), "instead of", "rather than", "no
   longer" or "not" is ``negated``: it names the old value ("moved from Wednesday to Thursday").
 - :func:`compare(a, b) <compare>` → :class:`Comparison`: ``related`` (same subject: no clash of
-  names, and the subjects' stems overlap — Jaccard ≥ 0.5, or the smaller subject of two or more
-  stems lies inside the other), ``similarity`` (that Jaccard), and ``conflicts``: for each value
+  names, and the subjects' stems overlap — Jaccard above 0.5, or the smaller subject of two or
+  more stems lies inside the other, which has at most one stem more), ``similarity`` (that Jaccard), and ``conflicts``: for each value
   kind both statements carry, the two sets of positive values are disjoint, or one statement
   negates a value the other asserts. Not conflicts: an **addition** ("another meeting on
   Friday"), a **progression** of the plan → in progress → done lifecycle (a plan and its later
@@ -212,7 +214,8 @@ _LIFECYCLE = {"planned": 0, "in progress": 1, "done": 2}
 
 _CHANGE_RE = re.compile(
     r"\b(?:moved|moving|move|changed|changing|change|rescheduled|reschedule|switched|switch|shifted"
-    r"|pushed|bumped|relocated|updated|now|no longer|instead|actually|anymore|any more|correction"
+    r"|pushed|bumped|relocated|updated|now|no longer|no more|instead|actually|anymore|any more|correction"
+    r"|took over|taken over|takes over|handed over|reassigned|transferred|replaced"
     r"|new)\b",
     re.IGNORECASE,
 )
@@ -238,11 +241,13 @@ _NOT_SUBJECT = frozenset(
     until till through thru expires expire valid
     is are was were be been being will would shall on at in to from of
     week weekly every each next last coming following later earlier
-    happens happening held hold holds takes take place scheduled set
+    happens happening held hold holds takes take place scheduled set far start starts started starting
+    own owns owned owner lead leads led leading took taken handle handles handled handling manage manages
+    managed assigned reassigned handed passed transferred responsible charge
     """.split()
 )
 _NEGATION_BEFORE = re.compile(
-    r"(?:\binstead of|\brather than|\bno longer(?:\s+\w+)?|\bnot(?:\s+\w+)?|n't(?:\s+\w+)?|\bnever)"
+    r"(?:\binstead of|\brather than|\bno (?:longer|more)(?:\s+\w+)?|\bnot(?:\s+\w+)?|n't(?:\s+\w+)?|\bnever)"
     r"(?:\s+(?:on|at|in|for|the|a|an))?\s*$",
     re.IGNORECASE,
 )
@@ -346,6 +351,8 @@ _MONEY_SUFFIX = re.compile(
     r"(usd|eur|euros?|dollars?|bucks|gbp|pounds?|jpy|yen|inr|rupees?|रुपये|रुपए|chf|francs)(?!\w)",
     re.IGNORECASE,
 )
+# "$5k of the budget", "3 GB of our quota": a part of the whole, not the whole's value.
+_PART_OF = re.compile(r"\s+of\s+(?:the|my|our|his|her|their|its|this|that|your)\b", re.IGNORECASE)
 _QUANTITY = re.compile(rf"(?<![\w.])({_NUM})\s?(%|[^\W\d_]+)", re.IGNORECASE)
 _NUMBER = re.compile(rf"(?<![\w.:/-])({_NUM})(?![\w:/-])")
 # A name: a capitalised word (then a lower-case letter: "Berlin", not "Q3"), or a word of a script
@@ -354,14 +361,18 @@ _NAME = r"((?:[A-Z][a-z\u00e0-\u00ff][\w'’-]*|[^\W\d_a-zA-Z\u00c0-\u024f][\w'�
 _ASSIGNEE_AFTER = re.compile(
     r"\b(?:owned|assigned|led|handled|run|managed|driven|taken over|organi[sz]ed|coordinated|hosted)\s+by\s+"
     + _NAME
-    + r"|\b(?:assigned to|owner is|owner:|lead is|lead:|point of contact is|contact is|responsible is)\s+"
-    + _NAME
+    + r"|\b(?:assigned to|reassigned to|handed over to|handed to|passed to|transferred to|owner is|owner:|lead is"
+    r"|lead:|point of contact is|contact is|responsible is)\s+" + _NAME
 )
 _ASSIGNEE_BEFORE = re.compile(
     _NAME
     + r"\s+(?:now\s+|also\s+)?(?:owns|leads|is leading|is handling|handles|runs|manages|is running|is managing"
     r"|is responsible for|is in charge of|is the owner of|took over|takes over|will handle|will own|will lead"
     r"|will run|is organi[sz]ing|organi[sz]es|hosts|is hosting)\b"
+)
+# "took over X from Dana": the name after "from" is the previous assignee (negated by the change).
+_ASSIGNEE_FROM = re.compile(
+    r"\b(?:took over|taken over|takes over|handed over|reassigned|transferred)\b[^.;]*?\bfrom\s+" + _NAME
 )
 _LOCATION = re.compile(
     r"\b(?:(?:moved|moving|relocated|relocating|move|changed|switched)\s+to|located in|lives in|living in"
@@ -564,7 +575,7 @@ def _money(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
             text=text[start:end],
             start=start,
             end=end,
-            key=currency,
+            key="part" if _PART_OF.match(text, end) else "",
         )
 
 
@@ -585,6 +596,8 @@ def _quantities(text: str, spans: _Spans, change: bool, out: list[Value]) -> Non
         else:
             key = stem(unit[:-1] if unit.endswith("s") and len(unit) > 3 else unit)
             value = f"{_canonical_number(amount)} {key}"
+        if _PART_OF.match(text, m.end()):
+            key += ":part"
         _add(
             out,
             spans,
@@ -652,6 +665,7 @@ def _named(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
     for pattern, kind in (
         (_ASSIGNEE_AFTER, "assignee"),
         (_ASSIGNEE_BEFORE, "assignee"),
+        (_ASSIGNEE_FROM, "assignee"),
         (_LOCATION, "location"),
     ):
         for m in pattern.finditer(text):
@@ -779,15 +793,17 @@ def subject_similarity(a: Statement, b: Statement) -> float:
 
 def same_subject(a: Statement, b: Statement) -> bool:
     """No clash of names (both name someone, and nobody in common), and the subjects overlap:
-    Jaccard ≥ 0.5, or the smaller subject (two stems or more) lies inside the other."""
+    Jaccard above 0.5, or the smaller subject (two stems or more) lies inside the other, which
+    has one stem more at most ("the sprint planning notes" is about the notes, not the
+    planning)."""
     if a.names and b.names and not (a.names & b.names):
         return False
     if not a.subject or not b.subject:
         return False
-    if jaccard(a.subject, b.subject) >= 0.5:
+    if jaccard(a.subject, b.subject) > 0.5:
         return True
     small, large = sorted((a.subject, b.subject), key=len)
-    return len(small) >= 2 and small <= large
+    return len(small) >= 2 and small <= large and len(large - small) <= 1
 
 
 def _date_parts(value: str) -> tuple[str, ...]:
@@ -812,9 +828,9 @@ def _status_compatible(left: set[str], right: set[str]) -> bool:
     return all(x in _LIFECYCLE for x in left | right)
 
 
-def _kind_conflict(kind: str, a: Statement, b: Statement, key: str = "") -> Conflict | None:
+def _kind_conflict(kind: str, a: Statement, b: Statement, key: str | None = None) -> Conflict | None:
     def pick(s: Statement, negated: bool) -> set[str]:
-        return {v.value for v in s.of_kind(kind, negated=negated) if not key or v.key == key}
+        return {v.value for v in s.of_kind(kind, negated=negated) if key is None or v.key == key}
 
     pa, pb, na, nb = pick(a, False), pick(b, False), pick(a, True), pick(b, True)
     if kind == "weekday":  # a dated value counts with its weekday when the other side names one
@@ -829,7 +845,7 @@ def _kind_conflict(kind: str, a: Statement, b: Statement, key: str = "") -> Conf
         disjoint = False
     if not (negates or disjoint):
         return None
-    return Conflict(kind, tuple(sorted(pa or na)), tuple(sorted(pb or nb)), key)
+    return Conflict(kind, tuple(sorted(pa or na)), tuple(sorted(pb or nb)), key or "")
 
 
 def _progression(a: Statement, b: Statement) -> bool:

@@ -96,6 +96,10 @@ def test_subject_leaves_out_values_and_change_words() -> None:
         ("Launch is on 14 May", "Launch is on 2026-05-21", "date"),
         ("Launch is on Thursday", "Launch moved to 2026-05-08", "weekday"),  # a Friday
         ("The sync is on Wednesday", "The sync is no longer on Wednesday", "weekday"),
+        ("The retro is on Mondays", "No more Monday retros, they are on Tuesdays now", "weekday"),
+        ("Chloe leads the billing rewrite", "Ravi took over the billing rewrite from Chloe", "assignee"),
+        ("The data export is owned by Priya", "The data export was handed over to Chloe", "assignee"),
+        ("Ravi's travel budget is €3,500", "Ravi's travel budget was cut to $12k", "money"),
     ],
 )
 def test_conflicts(old: str, new: str, kind: str) -> None:
@@ -116,6 +120,8 @@ def test_conflicts(old: str, new: str, kind: str) -> None:
         ("The team sync moved from Wednesday to Thursday", "team sync is on Thursday", "compatible"),
         ("Launch is on Thursday", "Launch is on 2026-05-07", "compatible"),  # 7 May 2026 is a Thursday
         ("meeting from 9:00 to 10:00", "the meeting starts at 9:00", "compatible"),
+        ("Bob's travel budget is $5k", "Bob has spent $12k of the travel budget so far", "compatible"),
+        ("The sprint planning is on Friday", "The sprint planning notes are due on Monday", "different subjects"),
     ],
 )
 def test_compatible_pairs_that_look_like_conflicts(old: str, new: str, why: str) -> None:

@@ -249,7 +249,7 @@ def test_a_claim_whose_valid_until_is_past_is_reported_stale(sup_host) -> None:
         mode="warn",
         files={"memory/2026-04-20.md": "# 2026-04-20\n\n- The deploy freeze holds until 2026-05-01\n"},
     )
-    out = say(host, 5, "The deploy freeze covers the payments repo")
+    out = say(host, 5, "The deploy freeze is extended")
     assert (
         out["action"] == "warn" and "stale" in out["reason"] and "until a date that is past" in out["reason"]
     )
