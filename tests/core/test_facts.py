@@ -121,7 +121,11 @@ def test_conflicts(old: str, new: str, kind: str) -> None:
         ("Launch is on Thursday", "Launch is on 2026-05-07", "compatible"),  # 7 May 2026 is a Thursday
         ("meeting from 9:00 to 10:00", "the meeting starts at 9:00", "compatible"),
         ("Bob's travel budget is $5k", "Bob has spent $12k of the travel budget so far", "compatible"),
-        ("The sprint planning is on Friday", "The sprint planning notes are due on Monday", "different subjects"),
+        (
+            "The sprint planning is on Friday",
+            "The sprint planning notes are due on Monday",
+            "different subjects",
+        ),
     ],
 )
 def test_compatible_pairs_that_look_like_conflicts(old: str, new: str, why: str) -> None:
