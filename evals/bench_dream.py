@@ -352,6 +352,31 @@ def persona_benchmark(args: argparse.Namespace, echo: Any) -> dict[str, Any]:
     return summary
 
 
+def backfill_benchmark(args: argparse.Namespace, echo: Any) -> dict[str, Any]:
+    """``dream --backfill`` on a generated year of paraphrased dailies with no recall events."""
+    from .persona import generate_paraphrase_year, run_backfill
+
+    base = Path(tempfile.mkdtemp(prefix="lifelong-bench-backfill-"))
+    try:
+        year = generate_paraphrase_year(args.backfill_seed, months=args.backfill_months)
+        r = run_backfill(year, base / "year", embedding=args.persona_embedding)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    b = r["baseline_exact_recurrence"]
+    echo(
+        f"  backfill over {r['dailies']} dailies (seed {args.backfill_seed}, no recall events): precision "
+        f"{r['precision']:.3f}, recall {r['recall']:.3f} ({r['promoted']} proposed, {r['facts_promoted']}/{r['facts']} "
+        f"facts; chit-chat leaked {r['chatter_leaked']}, duplicate items {r['duplicate_items']}, human text "
+        f"{'kept' if r['human_text_kept'] else 'LOST'}; {r['elapsed_s']:.0f} s)   baseline (exact line on >= 3 days): "
+        f"precision {b['precision']:.3f}, recall {b['recall']:.3f} ({b['promoted']} proposed)"
+    )
+    if args.verbose:
+        for p in r["promotions"]:
+            if not p["correct"]:
+                echo(f"    BAD {p['text']}  {p['sources']}")
+    return {k: v for k, v in r.items() if k != "promotions"}
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=7)
@@ -368,6 +393,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="paraphrase: each fact said three ways, queries in other words (default); templated: the first generator",
     )
     parser.add_argument("--verbose", action="store_true", help="Print every promotion and missed fact.")
+    parser.add_argument("--skip-backfill", action="store_true")
+    parser.add_argument("--backfill-seed", type=int, default=5)
+    parser.add_argument("--backfill-months", type=int, default=12)
     parser.add_argument("--skip-year", action="store_true")
     parser.add_argument("--skip-persona", action="store_true")
     parser.add_argument("--json", action="store_true", help="Print the figures as JSON at the end.")
@@ -383,6 +411,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"version": 1, "cpu_count": os.cpu_count()}
     if not args.skip_year:
         out["year"] = year_benchmark(args, echo)
+    if not args.skip_backfill:
+        echo(f"backfill on a generated year ({args.persona_embedding} embeddings):")
+        out["backfill"] = backfill_benchmark(args, echo)
     if not args.skip_persona:
         echo(f"persona-months ({args.persona_embedding} embeddings, 30 nights each):")
         out["persona"] = persona_benchmark(args, echo)

@@ -731,6 +731,7 @@ def generate_paraphrase_month(
     days: int = 30,
     start: dt.date = dt.date(2026, 4, 1),
     n_subjects: int = 4,
+    used: set[str] | None = None,
 ) -> PersonaMonth:
     """A month in which every durable fact is stated on 3 different days in 3 different wordings
     (sometimes with its subject only in a parent list item or a heading), searched on 4-6 later
@@ -789,7 +790,7 @@ def generate_paraphrase_month(
                 Fact(fid, kind.topic, (FactVersion(fid, 0, texts[0], first_day, None),), tuple(queries))
             )
 
-    used: set[str] = set()
+    used = used if used is not None else set()  # pass one set to keep chit-chat unique over months
     for day in range(days):
         for _ in range(rng.randint(3, 5)):
             for _attempt in range(20):  # chit-chat is written once
@@ -845,6 +846,104 @@ def generate_paraphrase_month(
         hours = sorted(rng.sample(range(8 * 60, 22 * 60), len(searches[day])))
         month.searches[day] = [(m // 60, m % 60, q) for m, q in zip(hours, searches[day], strict=True)]
     return month
+
+
+def generate_paraphrase_year(
+    seed: int = 1, *, months: int = 12, start: dt.date = dt.date(2025, 4, 1)
+) -> PersonaMonth:
+    """``months`` paraphrased months back to back (30 days each, fresh subjects every month,
+    chit-chat never repeated over the year), as one labelled stretch of dailies with no searches:
+    what ``dream --backfill`` meets on an existing workspace."""
+    used: set[str] = set()
+    year = PersonaMonth(seed, start, 30 * months, {}, [])
+    for i in range(months):
+        month = generate_paraphrase_month(seed * 100 + i, start=start + dt.timedelta(days=30 * i), used=used)
+        year.persona = year.persona or month.persona
+        prefix = f"m{i:02d}-"
+        for f in month.facts:
+            versions = tuple(
+                FactVersion(prefix + v.fact_id, v.version, v.text, v.from_day + 30 * i, v.until_day)
+                for v in f.versions
+            )
+            year.facts.append(Fact(prefix + f.fact_id, f.topic, versions, f.queries))
+        for (path, n), label in month.labels.items():
+            fid = prefix + label.fact_id if label.fact_id else None
+            year.labels[(path, n)] = LineLabel(label.kind, label.day + 30 * i, fid, label.version)
+        for day, text in month.dailies.items():
+            year.dailies[day + 30 * i] = text
+            year.searches[day + 30 * i] = []
+    return year
+
+
+def run_backfill(year: PersonaMonth, root: Path, *, embedding: str = "local") -> dict[str, Any]:
+    """Write every daily of ``year`` into a fresh workspace and run ``dream --backfill`` once, the
+    morning after the last day, with no recall history. Scores what it proposes against the labels,
+    next to the per-line baseline: a line whose exact text is written on 3 or more days."""
+    from zoneinfo import ZoneInfo
+
+    from lifelong import clock
+    from lifelong.host import Host
+    from lifelong.workspace import Workspace
+
+    tz = ZoneInfo("Europe/Berlin")
+    root.mkdir(parents=True, exist_ok=False)
+    (root / "memory").mkdir()
+    (root / "lifelong.yaml").write_text(
+        f"timezone: Europe/Berlin\nembedding: {{provider: {embedding}}}\nllm: {{model: null}}\n", "utf-8"
+    )
+    human = "# MEMORY\n\n## About me\n- I live in Berlin.\n"
+    (root / "MEMORY.md").write_text(human, "utf-8")
+    for day, text in year.dailies.items():
+        (root / year.path(day)).write_text(text, "utf-8")
+    host = Host(Workspace(root), builtins=("embeddings", "recall", "dreaming"), entry_points=False)
+    from lifelong_plugins.dreaming.run import run_dream
+
+    last = year.start + dt.timedelta(days=year.days)
+    started = time.monotonic()
+    try:
+        with clock.pinned(dt.datetime(last.year, last.month, last.day, 3, tzinfo=tz)):
+            run = run_dream(host, backfill=True)
+    finally:
+        host.close()
+    elapsed = time.monotonic() - started
+    promotions = []
+    for item in run.promoted:
+        label, correct = judge(year, year.days, item.get("sources") or item["source"])
+        promotions.append(
+            Promotion(
+                year.days, item["key"], item["text"], item["source"], label, correct, item.get("sources", [])
+            )
+        )
+    result = score_month(year, promotions)
+    # the per-line baseline: exact text (normalised) written on 3 or more days
+    days_of: dict[str, set[int]] = {}
+    where: dict[str, tuple[str, int]] = {}
+    for day, text in year.dailies.items():
+        for n, line in enumerate(text.split("\n"), 1):
+            body = line.strip().lstrip("-*+ ").strip()
+            label = year.labels.get((year.path(day), n))
+            if not body or label is None or label.kind == "heading":
+                continue
+            norm = " ".join(body.lower().split())
+            days_of.setdefault(norm, set()).add(day)
+            where.setdefault(norm, (year.path(day), n))
+    base = []
+    for norm, ds in days_of.items():
+        if len(ds) >= 3:
+            path, n = where[norm]
+            label, correct = judge(year, year.days, f"{path}#L{n}-L{n}")
+            base.append(Promotion(year.days, "", norm, f"{path}#L{n}-L{n}", label, correct))
+    baseline = score_month(year, base)
+    result.update(
+        human_text_kept=(root / "MEMORY.md").read_text("utf-8").startswith(human.rstrip("\n")),
+        dailies=len(year.dailies),
+        elapsed_s=round(elapsed, 1),
+        baseline_exact_recurrence={
+            k: baseline[k] for k in ("promoted", "precision", "recall", "facts_promoted")
+        },
+        promotions=[{"text": p.text, "sources": p.sources, "correct": p.correct} for p in promotions],
+    )
+    return result
 
 
 # ---------------------------------------------------------------------------------------------

@@ -253,19 +253,22 @@ def credit_search(
     ranked = sorted(
         credits, key=lambda c: (c.snippet.day or dt.date.min, c.event[8], c.overlap), reverse=True
     )
-    kept: list[Credit] = []
-    kept_tokens: list[frozenset[str]] = []
+    # siblings first: the newest line of each cluster of near-identical lines speaks for it, and
+    # gets the credit when any of them matched well enough (yesterday's umbrella note does not
+    # collect today's umbrella search)
+    heads: list[tuple[Credit, frozenset[str]]] = []
+    passed: list[bool] = []
     for c in ranked:
-        if c.coverage < relative * best and c.key not in exempt:
-            continue
+        ok = c.coverage >= relative * best or c.key in exempt
         tokens = similarity_tokens(c.snippet.text)
-        if any(
-            c.key == k.key or jaccard(tokens, t) >= sibling for k, t in zip(kept, kept_tokens, strict=True)
-        ):
-            continue
-        kept.append(c)
-        kept_tokens.append(tokens)
-    return kept
+        for i, (h, t) in enumerate(heads):
+            if c.key == h.key or jaccard(tokens, t) >= sibling:
+                passed[i] = passed[i] or ok
+                break
+        else:
+            heads.append((c, tokens))
+            passed.append(ok)
+    return [h for (h, _), ok in zip(heads, passed, strict=True) if ok]
 
 
 def attribution_tokens(snippet: Snippet) -> tuple[frozenset[str], frozenset[str]]:
@@ -601,6 +604,12 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
     }
     query_tokens: dict[str, frozenset[str]] = {}
     floor = cfg["attribution_min_score_without_overlap"]
+    rel_floor = cfg.get("attribution_min_score_line", 0.3)
+    rel_share = cfg.get("attribution_relative_score", 0.75)
+    best_of_search: dict[tuple[str, float], float] = {}
+    for evs in groups.values():
+        for e in evs:
+            best_of_search[(e[3], e[1])] = max(best_of_search.get((e[3], e[1]), 0.0), e[8])
     searches: dict[tuple[str, float], list[Credit]] = defaultdict(list)
     for (rel, start, end, qhash), evs in groups.items():
         snippets = reader.snippets(rel)
@@ -615,8 +624,15 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
         winners = attribute(qt, [all_tokens[i] for i in idx], vocab.idf, cfg["attribution_min_coverage"])
         found = [(snippets[idx[i]], overlap, cov) for i, overlap, cov in winners]
         if not found and len(idx) == 1:
+            # the search pointed at this one line: credit it when the hit was strong on its own,
+            # or among the strongest of its search (a paraphrase shares no word with the note)
             found = [(snippets[idx[0]], 0.0, 0.0)]
-            evs = [e for e in evs if e[8] >= floor]
+            evs = [
+                e
+                for e in evs
+                if e[8] >= floor
+                or (e[8] >= rel_floor and e[8] >= rel_share * best_of_search.get((e[3], e[1]), 0.0))
+            ]
         if not found:
             report.events_unattributed += len(evs)
             continue

@@ -14,7 +14,8 @@ is not a stop word, or the subject a line was written under) and either
 - embedding **similarity** at least ``fact_cosine`` (when an embedder is configured), or
 - without an embedder, content-word Jaccard (names and values left out) at least ``fact_jaccard``.
 
-Two statements whose values all differ ("May 12" and "May 19") are never one fact: that is a
+Two statements whose values all differ ("May 12" and "May 19"), or that each name something the
+other does not (an office in Hamburg, an office in Dresden), are never one fact: that is a
 correction, which REM handles. Without a shared subject only near-identical wording joins them
 (content Jaccard >= ``fact_jaccard_unnamed``). Measured on the persona generator's paraphrases (evals/bench_dream.py
 ``--grouping``): a shared name plus cosine alone cannot tell "Coach Nora trains me Tue/Thu" from
@@ -63,6 +64,7 @@ class FactView:
     phrases: frozenset[str] = frozenset()
 
 
+_ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|Dept|No|vs)\.$")
 _SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\s[-–—]\s+)$")
 
 
@@ -76,7 +78,8 @@ def _capitalised(text: str) -> list[tuple[str, bool]]:
             continue
         if low in STOPWORDS or low in CHATTER or low in _NOT_SUBJECTS:
             continue
-        first = bool(_SENTENCE_START.search(text[: m.start()]))
+        before = text[: m.start()]
+        first = bool(_SENTENCE_START.search(before)) and not _ABBREV.search(before.rstrip())
         for w in words(t):
             out.append((stem(w), first))
     return out
@@ -155,6 +158,11 @@ def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingC
     lexical = _jaccard(a.rest, b.rest)
     if a.values and b.values and not (a.values & b.values):
         return None  # different dates or amounts: different facts (or a correction, REM's business)
+    if not (a.values & b.values) and (a.phrases - b.phrases) and (b.phrases - a.phrases):
+        own_a = {w for p in a.phrases - b.phrases for w in p.split(" ")} - b.subjects
+        own_b = {w for p in b.phrases - a.phrases for w in p.split(" ")} - a.subjects
+        if own_a and own_b:
+            return None  # each names something the other does not (Hamburg / Dresden): two facts
     if not (a.subjects & b.subjects):
         return 1.0 + lexical if lexical >= cfg.jaccard_unnamed and len(a.rest & b.rest) >= 2 else None
     if a.values & b.values:

@@ -7,21 +7,34 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from lifelong import llm
 from lifelong.contracts import RelatedFact, WriteCandidate, WriteDecision
+from lifelong.errors import LLMOffline
 
 from .candidates import Candidate, CandidatePool, DailyReader, Occurrence
-from .facts import FactVectors, GroupingConfig, completeness, fact_view, group_facts, names_seen
+from .facts import (
+    FactVectors,
+    GroupingConfig,
+    completeness,
+    fact_view,
+    group_facts,
+    names_seen,
+    values_of,
+)
 from .memory_file import Item, add_items, compact, existing_keys, memory_lines, topic_of
+from .rem import PROMPTS
 from .scoring import Score, ScoreConfig, Signals, score
-from .snippets import Snippet, jaccard, similarity_tokens
+from .snippets import Snippet, carries_marker, is_report_junk, jaccard, similarity_tokens, words
 from .themes import concept_tags, richness
 
 DAY_S = 86400.0
+DAY_BOUND = re.compile(r"\b(today|tonight|this (morning|afternoon|evening)|tomorrow|yesterday)\b", re.I)
 COVERED_JACCARD = 0.6
 
 
@@ -150,9 +163,13 @@ def score_pool(ctx: Any, run: Any) -> list[Scored]:
             rem_last=max((c.rem_last for c in staged if c.rem_last), default=None),
         )
         occurrences = [o for c in staged for o in occ.get(c.key, [])]
-        sig = build_signals(
-            merged, union_recalls(recalls, [c.key for c in staged]), occurrences, now_ts, tz, run.now.date()
-        )
+        found = union_recalls(recalls, [c.key for c in staged])
+        if all(DAY_BOUND.search(c.text) for c in staged):
+            # "the plumber comes today": about the day it was written; later look-ups of it are not
+            # evidence that it lasts
+            written = {o.day for o in occurrences}
+            found = [r for r in found if r[1] in written]
+        sig = build_signals(merged, found, occurrences, now_ts, tz, run.now.date())
         sig = replace(sig, richness=max(richness(c.text) for c in staged))
         result = score(sig, sc)
         ordered = (rep.key, *sorted(c.key for c in staged if c.key != rep.key))
@@ -206,6 +223,35 @@ def covered_by(
     return None
 
 
+def merged_statement(ctx: Any, run: Any, statements: list[str], fallback: str) -> str | None:
+    """One sentence for a fact written several ways, from the model (prompts/fact_merge.md.j2).
+    None — keep the most complete statement — when the model is unavailable or its sentence drops
+    a name, date or amount of that statement, runs over the snippet limit, or reads as the suite's
+    own output."""
+    prompt = PROMPTS.render("fact_merge.md.j2", statements=statements)
+    try:
+        reply = llm.complete(
+            [{"role": "user", "content": prompt}],
+            model=run.model,
+            deadline_s=run.config["model_timeout_s"],
+            **run.llm_kwargs,
+        )
+    except LLMOffline as exc:
+        ctx.log("dreaming", f"run {run.run_id}: fact merge without the model ({exc})")
+        return None
+    sentence = re.sub(r"\s+", " ", (reply or "").strip().strip("\"'")).lstrip("-*+ ").strip()
+    if not sentence or "\n" in (reply or "").strip() or len(sentence) > run.config["max_snippet_chars"]:
+        return None
+    if carries_marker(sentence) or is_report_junk(sentence) or "<!--" in sentence:
+        return None
+    must = values_of(fallback) | {t for t in concept_tags(fallback) if not any(ch.isdigit() for ch in t)}
+    have = values_of(sentence) | concept_tags(sentence) | {w.lower() for w in words(sentence)}
+    low = sentence.lower()
+    if any(m not in have and m not in low for m in must):
+        return None
+    return sentence
+
+
 def candidate_json(s: Scored) -> dict[str, Any]:
     c, sig = s.candidate, s.signals
     return {
@@ -242,6 +288,7 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
     mem = [(n, t, similarity_tokens(t)) for n, t in memory_lines(memory_text)]
     chosen: list[tuple[Scored, Snippet, WriteDecision | None]] = []
     chosen_tokens: list[tuple[str, str, frozenset[str]]] = []
+    merged_how: dict[str, str] = {}
     already, dropped, blocked = [], [], []
     occ = pool.occurrence_index()
     for s in scored:
@@ -271,6 +318,17 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
             continue
         if lives[0][0] != c.key:  # the most complete statement was edited away: the next one speaks
             c = pool.candidates[lives[0][0]]
+        merged_by = "member"
+        if len(lives) > 1 and run.model and cfg["use_model"]:
+            sentence = merged_statement(
+                ctx,
+                run,
+                [x.text for _, x in sorted(lives, key=lambda kx: kx[1].day or dt.date.min)],
+                live.text,
+            )
+            if sentence is not None:
+                live = replace(live, text=sentence)
+                merged_by = "model"
         tokens = similarity_tokens(live.text)
         others = [(f"MEMORY.md line {n}", text, t) for n, text, t in mem]
         others += [(f"{k}, promoted in this run", text, t) for k, text, t in chosen_tokens]
@@ -313,6 +371,7 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
             )
         )
         chosen.append((replace(s, candidate=c), live, decision, sources))
+        merged_how[c.key] = merged_by
         chosen_tokens.append((c.key, live.text, tokens))
     for key, into in getattr(run, "joined", {}).items():
         if not run.dry_run:
@@ -361,6 +420,7 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
             "source": live.citation,
             "sources": list(sources),
             "members": list(s.members),
+            "statement": merged_how.get(s.candidate.key, "member"),
             "section": topic_of(live.text),
         }
         if decision is not None:

@@ -253,3 +253,29 @@ def test_topics_are_a_bounded_set_of_sections() -> None:
     assert len(touched) == 5 and len(TOPICS) <= 8
     again, _ = add_items(text, [Item("f" * 12, "Emma Rees prefers short messages.", "s", "2026-04-02")])
     assert again.count("## People") == 1 and json.dumps(again).count("lifelong:topic-people:start") == 1
+
+
+def _recalled_seed_month(dream_host, config=None):
+    files = month_files(with_office=False)
+    host = dream_host(files, config)
+    queries = ["who backed Fernwood", "Fernwood financing size", "lead investor Fernwood round"]
+    for i, day in enumerate(DAYS):
+        rel = f"memory/{day}.md"
+        n = line_of(files[rel], SEED[i])
+        record_event(host, rel, n, n, queries[i], at(day, 18))
+    return host
+
+
+def test_with_a_model_the_fact_is_one_merged_sentence(dream_host) -> None:
+    merged = "Fernwood raised a $2M seed round, led by Acme Capital."
+    host = _recalled_seed_month(dream_host, {"llm": {"model": "openai/gpt-4o-mini"}})
+    run = dream(host, at("2026-04-10"), llm_kwargs={"mock_response": merged})
+    assert [p["text"] for p in run.promoted] == [merged] and run.promoted[0]["statement"] == "model"
+    assert len(run.promoted[0]["sources"]) == 3
+    assert f"- {merged} <!-- key:" in (host.workspace.root / "MEMORY.md").read_text()
+
+
+def test_a_merged_sentence_that_drops_an_amount_is_refused(dream_host) -> None:
+    host = _recalled_seed_month(dream_host, {"llm": {"model": "openai/gpt-4o-mini"}})
+    run = dream(host, at("2026-04-10"), llm_kwargs={"mock_response": "Fernwood raised a seed round."})
+    assert run.promoted[0]["statement"] == "member" and run.promoted[0]["text"] in SEED
