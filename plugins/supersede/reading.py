@@ -39,6 +39,17 @@ def _fact_rows(conn: Any, ids: list[str]) -> dict[str, tuple[float | None, float
     return out
 
 
+def fact_ids(c: Candidate) -> list[str]:
+    """The fact ids of a search result: one per content block. A one-line result (a list item, a
+    short paragraph: most units) is one block without parsing."""
+    text = c.text.strip()
+    if "\n" not in text:
+        return [] if not text or text.startswith("#") else [ledger.fact_id(c.path, text)]
+    return [
+        ledger.fact_id(c.path, body) for _, _, body in ledger.content_blocks(c.text, max(c.start_line, 1))
+    ]
+
+
 def filter_candidates(ctx: Any, request: SearchRequest, candidates: list[Candidate]) -> None:
     conn = ctx.store.conn
     if not candidates or not ledger.has_table(conn, "supersede_facts"):
@@ -47,10 +58,12 @@ def filter_candidates(ctx: Any, request: SearchRequest, candidates: list[Candida
     weight = float(cfg["superseded_weight"])
     now = ctx.now().timestamp()
     at = request.as_of.timestamp() if request.mode == "valid-at" and request.as_of else now
-    per: list[list[str]] = [
-        [ledger.fact_id(c.path, body) for _, _, body in ledger.content_blocks(c.text, max(c.start_line, 1))]
-        for c in candidates
-    ]
+    if (
+        conn.execute("SELECT 1 FROM supersede_facts WHERE validity_end IS NOT NULL LIMIT 1").fetchone()
+        is None
+    ):
+        return  # nothing was ever closed: nothing to hide or damp
+    per = [fact_ids(c) for c in candidates]
     rows = _fact_rows(conn, sorted({i for ids in per for i in ids}))
     keep: list[Candidate] = []
     for c, ids in zip(candidates, per, strict=True):
