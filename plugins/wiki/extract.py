@@ -76,47 +76,47 @@ def name_runs(text: str) -> list[tuple[str, bool]]:
 
 
 def find_entities(texts: Iterable[str], min_mentions: int) -> list[Subject]:
-    """Entities: names seen in at least ``min_mentions`` lines."""
-    texts = list(texts)
-    mid_sentence: set[str] = set()
-    all_runs = []
-    for text in texts:
-        runs = name_runs(text)
-        all_runs.append(runs)
-        for name, at_start in runs:
-            if not at_start:
-                mid_sentence.update(name.split())
-    counts: Counter[str] = Counter()
-    stripped_from: dict[str, set[str]] = {}
+    """Entities: names seen in at least ``min_mentions`` lines. A run of capitalised words that
+    starts a sentence is read as its most frequent tail ("Pitched Northwind Ventures" is
+    "Northwind Ventures"; "Acme Robotics" stays whole when "Robotics" is never seen without it)."""
+    all_runs = [name_runs(text) for text in texts]
+    tails: Counter[str] = Counter()
+    mid_words: set[str] = set()
     for runs in all_runs:
         seen: set[str] = set()
         for name, at_start in runs:
             words = name.split()
-            if at_start and words[0] not in mid_sentence:
-                if len(words) > 1:  # "Acme Robotics raised…" may be a name, "Pitched Northwind…" is not
-                    seen.add(name)
-                    stripped_from.setdefault(" ".join(words[1:]), set()).add(name)
-                words = words[1:]
-            if words:
-                seen.add(" ".join(words))
-        counts.update(seen)
-    names = {n for n, c in counts.items() if c >= min_mentions}
-    # a tail seen only inside a recurring longer name is that name ("Robotics" of "Acme Robotics")
-    names = sorted(
-        n
-        for n in names
-        if not (stripped_from.get(n) and counts[n] <= sum(counts[f] for f in stripped_from[n] if f in names))
-    )
-    multi = [n for n in names if " " in n]
+            seen.update(" ".join(words[i:]) for i in range(len(words)))
+            if not at_start:
+                mid_words.update(words)
+        tails.update(seen)
+    counts: Counter[str] = Counter()
+    for runs in all_runs:
+        chosen: set[str] = set()
+        for name, at_start in runs:
+            words = name.split()
+            if at_start and words[0] not in mid_words:
+                options = ([name] if len(words) > 1 else []) + [
+                    " ".join(words[i:]) for i in range(1, len(words))
+                ]
+                if not options:
+                    continue  # a lone capitalised first word: "Booked", "Decision"
+                name = max(options, key=lambda o: (tails[o], len(o)))
+            chosen.add(name)
+        counts.update(chosen)
+    names = sorted(n for n, c in counts.items() if c >= min_mentions)
+    by_first: dict[str, list[str]] = {}
+    for n in names:
+        if " " in n:
+            by_first.setdefault(n.split()[0], []).append(n)
     aliases: dict[str, list[str]] = {}
     keep = []
     for name in names:
-        longer = [m for m in multi if m != name and m.split()[0] == name]
+        longer = by_first.get(name, [])
         if " " not in name and len(longer) == 1:
             aliases.setdefault(longer[0], []).append(name)
         else:
             keep.append(name)
-    # a single word seen alone only inside its longer name still counts as the longer name's alias
     return [
         Subject(f"entity.{slug(n)}", "entity", n, tuple(sorted(aliases.get(n, []))))
         for n in sorted(keep, key=lambda n: (slug(n), n))

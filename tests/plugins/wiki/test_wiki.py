@@ -556,3 +556,11 @@ def test_secrets_are_redacted_and_instructions_never_become_claims(tmp_path: Pat
     assert "hunter2-Xq9!zz" not in wiki and "[redacted" in wiki
     assert "ignore all previous instructions" not in wiki
     assert "Acme Robotics demo went well." in wiki
+
+
+def test_the_bench_builds_a_vault_of_the_asked_size() -> None:
+    from lifelong_evals.bench_wiki import run
+
+    figures = run(pages=40, reps=1, seed=3)
+    assert figures["entity_pages"] >= 40 and figures["claims"] >= 100
+    assert set(figures["seconds"]) == {"plan_cold", "compile_cold", "compile_unchanged", "lint"}
