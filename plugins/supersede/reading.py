@@ -15,9 +15,11 @@ plugins (task focus) see the same list."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from lifelong.contracts import Candidate, FileChanges, SearchRequest
+from lifelong.journal import Journal
 
 from . import ledger
 
@@ -121,3 +123,36 @@ def after_sync(ctx: Any, changes: FileChanges) -> None:
                     )
         ledger.sync_chunks(conn, paths)
         conn.commit()
+    strike_pending(ctx)
+
+
+def strike_pending(ctx: Any) -> int:
+    """Strike the MEMORY.md items whose marking waited for the write lock (a caller deciding
+    under it: the flush). Returns how many were struck."""
+    conn = ctx.store.conn
+    pending = conn.execute(
+        "SELECT f.id, f.path, f.text, f.start_line, e.detail FROM supersede_events e"
+        " JOIN supersede_facts f ON f.id = e.fact_id WHERE e.event = 'strike-pending'"
+        " AND NOT EXISTS (SELECT 1 FROM supersede_events s WHERE s.fact_id = e.fact_id"
+        " AND s.event IN ('struck', 'strike-skipped') AND s.id > e.id)"
+    ).fetchall()
+    done = 0
+    for fid, path, text, line, pointer in pending:
+        now = ctx.now()
+        run_id = f"supersede-{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+        journal = Journal(ctx.workspace, run_id, plugin=PLUGIN)
+        result: list[bool] = []
+
+        def mark(
+            out: list[bool] = result, j: Journal = journal, row: tuple = (path, text, line, pointer)
+        ) -> None:
+            out.append(ledger.strike_memory_item(ctx.workspace, row[0], row[1], row[2], row[3], j))
+
+        if not ledger.with_write_lock(ctx.workspace, mark):
+            continue
+        with ctx.store.lock:
+            event = "struck" if result and result[0] else "strike-skipped"
+            ledger.event(conn, now.timestamp(), fid, event, run_id, pointer)
+            conn.commit()
+        done += bool(result and result[0])
+    return done

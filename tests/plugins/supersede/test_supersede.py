@@ -384,3 +384,30 @@ def test_remember_contradictions_and_history_commands(tmp_path: Path, sup_host) 
     assert empty.exit_code == 1 and "nothing to remember" in empty.output
     tool = host.tools["remember"]
     assert tool.agent and tool.annotations["readOnlyHint"] is False
+
+
+def test_a_marking_that_waits_for_the_write_lock_is_done_after_the_next_sync(sup_host) -> None:
+    memory = (
+        "# Memory\n\n<!-- lifelong:promoted-r1:start -->\n"
+        "- The offsite is in Lisbon <!-- key:k1 src:memory/2026-04-01.md#L3 -->\n"
+        "<!-- lifelong:promoted-r1:end -->\n"
+    )
+    host = sup_host(files={"MEMORY.md": memory}, sync_index=False)
+    cand = WriteCandidate(
+        "The offsite moved to Porto", "memory/2026-05-03.md", "remember", written_on=at(3).date()
+    )
+    with clock.pinned(at(3)), host.workspace.lock("write"):  # the flush decides under the write lock
+        decision = host.decide_write(cand, [RelatedFact("The offsite is in Lisbon", "MEMORY.md", 4, 4)])
+    assert decision.action == "supersede"
+    assert (host.workspace.root / "MEMORY.md").read_text() == memory  # not marked yet, nothing lost
+    (host.workspace.root / "memory/2026-05-03.md").write_text(
+        "# 2026-05-03\n\n- The offsite moved to Porto\n"
+    )
+    with clock.pinned(at(3)):
+        host.call_tool("memory_index", {})
+    assert (
+        "~~The offsite is in Lisbon~~ (superseded by memory/2026-05-03.md"
+        in (host.workspace.root / "MEMORY.md").read_text()
+    )
+    line = facts(host)["The offsite moved to Porto"]
+    assert (line["start_line"], line["end_line"]) == (3, 3)  # filled in by the sync
