@@ -51,6 +51,8 @@ def compile_cmd(as_json: bool) -> None:
         click.echo(f"  wrote {rel}")
     for problem in outcome.problems:
         click.echo(f"  skipped: {problem}")
+    for rel in plan.orphans:
+        click.echo(f"  left alone: {rel} (no claims compile to it now; delete it if it is not wanted)")
     _print_counts(outcome.lint.counts())
     _print_contradictions(outcome.lint)
 

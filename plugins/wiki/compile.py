@@ -77,6 +77,7 @@ class CompilePlan:
     subjects: int = 0
     claims: int = 0
     skipped: list[str] = field(default_factory=list)  # pages left alone (broken frontmatter)
+    orphans: list[str] = field(default_factory=list)  # compiled pages whose subject has no claims now
 
 
 def claim_id(key: str) -> str:
@@ -330,8 +331,14 @@ def plan_compile(
     )
     if new_index != index_text:
         writes["wiki/index.md"] = new_index
+    produced = {p.path for p in pages}
+    orphans = sorted(
+        path
+        for path, f in existing.items()
+        if path not in produced and f.error is None and f.front.get("page_type") in ("entity", "concept")
+    )
     return CompilePlan(
-        pages, writes, unchanged, len(claims_by_page), sum(len(p.claims) for p in pages), skipped
+        pages, writes, unchanged, len(claims_by_page), sum(len(p.claims) for p in pages), skipped, orphans
     )
 
 

@@ -147,6 +147,7 @@ class WikiOutcome:
                 claims=self.plan.claims,
                 unchanged=len(self.plan.unchanged),
                 compile_ms=round(self.compile_ms, 1),
+                orphans=self.plan.orphans,
             )
         out["lint"] = lint_json(self.lint)
         out["lint_ms"] = round(self.lint_ms, 1)
