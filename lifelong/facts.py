@@ -44,8 +44,9 @@ API
   longer" or "not" is ``negated``: it names the old value ("moved from Wednesday to Thursday").
 - :func:`compare(a, b) <compare>` → :class:`Comparison`: ``related`` (same subject: no clash of
   names, and the subjects' stems overlap — Jaccard above 0.5, or the smaller subject of two or
-  more stems lies inside the other, which has at most one stem more), ``similarity`` (that Jaccard), and ``conflicts``: for each value
-  kind both statements carry, the two sets of positive values are disjoint, or one statement
+  more stems lies inside the other, which has at most one stem more; when either statement
+  announces a change, two shared stems are enough, or one when a subject has two at most),
+  ``similarity`` (that Jaccard), and ``conflicts``: for each value kind both statements carry, the two sets of positive values are disjoint, or one statement
   negates a value the other asserts. Not conflicts: an **addition** ("another meeting on
   Friday"), a **progression** of the plan → in progress → done lifecycle (a plan and its later
   completion describe two events, so their dates and times are not compared either), a
@@ -216,7 +217,8 @@ _CHANGE_RE = re.compile(
     r"\b(?:moved|moving|move|changed|changing|change|rescheduled|reschedule|switched|switch|shifted"
     r"|pushed|bumped|relocated|updated|now|no longer|no more|instead|actually|anymore|any more|correction"
     r"|took over|taken over|takes over|handed over|reassigned|transferred|replaced"
-    r"|new)\b",
+    r"|raised|lowered|increased|decreased|reduced|cut|rebooked|slipped|extended|shortened|renamed|upgraded"
+    r"|downgraded|new)\b",
     re.IGNORECASE,
 )
 _ADDITIVE_RE = re.compile(
@@ -373,6 +375,10 @@ _ASSIGNEE_BEFORE = re.compile(
 # "took over X from Dana": the name after "from" is the previous assignee (negated by the change).
 _ASSIGNEE_FROM = re.compile(
     r"\b(?:took over|taken over|takes over|handed over|reassigned|transferred)\b[^.;]*?\bfrom\s+" + _NAME
+)
+# "relocated the office to Munich": a place after "to" once a move is announced.
+_MOVED_TO = re.compile(
+    r"\b(?:moved|relocated|relocating|moving|shifted|switched|migrated)\b[^.;]*?\bto\s+(?:the\s+)?" + _NAME
 )
 _LOCATION = re.compile(
     r"\b(?:(?:moved|moving|relocated|relocating|move|changed|switched)\s+to|located in|lives in|living in"
@@ -667,6 +673,7 @@ def _named(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
         (_ASSIGNEE_BEFORE, "assignee"),
         (_ASSIGNEE_FROM, "assignee"),
         (_LOCATION, "location"),
+        (_MOVED_TO, "location"),
     ):
         for m in pattern.finditer(text):
             group = next(i for i in range(1, (m.lastindex or 0) + 1) if m.group(i))
@@ -806,6 +813,16 @@ def same_subject(a: Statement, b: Statement) -> bool:
     return len(small) >= 2 and small <= large and len(large - small) <= 1
 
 
+def loosely_same_subject(a: Statement, b: Statement) -> bool:
+    """The looser test used when one statement announces a change ("the landlord raised the
+    rent to …"): no clash of names, and two shared stems, or one when the smaller subject has
+    two stems at most."""
+    if a.names and b.names and not (a.names & b.names):
+        return False
+    shared = a.subject & b.subject
+    return len(shared) >= 2 or (len(shared) == 1 and min(len(a.subject), len(b.subject)) <= 2)
+
+
 def _date_parts(value: str) -> tuple[str, ...]:
     return tuple(value.split("-"))
 
@@ -858,7 +875,7 @@ def compare(a: Statement, b: Statement) -> Comparison:
     """Whether ``a`` and ``b`` are about the same subject and which of their attributes conflict
     (see the module docstring). Symmetric except for the order of ``left``/``right``."""
     similarity = subject_similarity(a, b)
-    related = same_subject(a, b)
+    related = same_subject(a, b) or ((a.change or b.change) and loosely_same_subject(a, b))
     additive = a.additive or b.additive
     progression = _progression(a, b)
     shared = a.kinds & b.kinds

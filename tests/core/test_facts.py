@@ -100,6 +100,12 @@ def test_subject_leaves_out_values_and_change_words() -> None:
         ("Chloe leads the billing rewrite", "Ravi took over the billing rewrite from Chloe", "assignee"),
         ("The data export is owned by Priya", "The data export was handed over to Chloe", "assignee"),
         ("Ravi's travel budget is €3,500", "Ravi's travel budget was cut to $12k", "money"),
+        (
+            "Rent is $1,450 a month",
+            "The landlord raised the rent to $1,600",
+            "money",
+        ),  # a change: looser subject
+        ("Our office is in Hamburg", "We relocated the office to Munich", "location"),
     ],
 )
 def test_conflicts(old: str, new: str, kind: str) -> None:
@@ -121,6 +127,12 @@ def test_conflicts(old: str, new: str, kind: str) -> None:
         ("Launch is on Thursday", "Launch is on 2026-05-07", "compatible"),  # 7 May 2026 is a Thursday
         ("meeting from 9:00 to 10:00", "the meeting starts at 9:00", "compatible"),
         ("Bob's travel budget is $5k", "Bob has spent $12k of the travel budget so far", "compatible"),
+        ("Rent is $1,450 a month", "The deposit was $2,900", "different subjects"),
+        (
+            "My flight to Tokyo leaves on 12 June",
+            "My flight back from Tokyo is on 20 June",
+            "different subjects",
+        ),
         (
             "The sprint planning is on Friday",
             "The sprint planning notes are due on Monday",
