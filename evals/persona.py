@@ -141,6 +141,7 @@ class PersonaMonth:
     searches: dict[int, list[tuple[int, int, str]]] = field(
         default_factory=dict
     )  # day -> (hour, minute, query)
+    fact_texts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # paraphrase months: every wording
 
     def path(self, day: int) -> str:
         return f"memory/{(self.start + dt.timedelta(days=day)).isoformat()}.md"
@@ -789,6 +790,7 @@ def generate_paraphrase_month(
             month.facts.append(
                 Fact(fid, kind.topic, (FactVersion(fid, 0, texts[0], first_day, None),), tuple(queries))
             )
+            month.fact_texts[fid] = tuple(sorted(texts))
 
     used = used if used is not None else set()  # pass one set to keep chit-chat unique over months
     for day in range(days):
@@ -860,14 +862,21 @@ def generate_paraphrase_year(
         month = generate_paraphrase_month(seed * 100 + i, start=start + dt.timedelta(days=30 * i), used=used)
         year.persona = year.persona or month.persona
         prefix = f"m{i:02d}-"
+        ids: dict[str, str] = {}
         for f in month.facts:
+            # the same wordings in two months (same coach, same schedule) are the same fact
+            same = next((k for k, v in year.fact_texts.items() if v == month.fact_texts[f.fact_id]), None)
+            ids[f.fact_id] = same or prefix + f.fact_id
+            if same:
+                continue
             versions = tuple(
                 FactVersion(prefix + v.fact_id, v.version, v.text, v.from_day + 30 * i, v.until_day)
                 for v in f.versions
             )
             year.facts.append(Fact(prefix + f.fact_id, f.topic, versions, f.queries))
+            year.fact_texts[prefix + f.fact_id] = month.fact_texts[f.fact_id]
         for (path, n), label in month.labels.items():
-            fid = prefix + label.fact_id if label.fact_id else None
+            fid = ids[label.fact_id] if label.fact_id else None
             year.labels[(path, n)] = LineLabel(label.kind, label.day + 30 * i, fid, label.version)
         for day, text in month.dailies.items():
             year.dailies[day + 30 * i] = text

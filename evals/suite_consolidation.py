@@ -1,16 +1,17 @@
 """Suite ``consolidation``: generated persona-months through the real nightly job.
 
-The generator and the runner live in :mod:`evals.persona` (issue 5's eval, see its docstring):
-``generate_persona_month(seed)`` plants durable facts recalled across days, one-off chit-chat,
-same-day bursts and later corrections; ``run_persona_month(month, root)`` replays the month day
+The generator and the runner live in :mod:`evals.persona` (see its docstring):
+``generate_paraphrase_month(seed)`` states each durable fact on three days in three different
+wordings, asks about it in other words, pairs it with a different fact about the same subject, and
+adds one-off chit-chat and same-day bursts; ``run_persona_month(month, root)`` replays the month day
 by day (real ``memory_search`` calls, real ``lifelong dream`` at 03:00 each night) and scores every
 promotion against the labels. This suite runs it for fixed seeds and reports promotion precision
 and recall, MEMORY.md size and things remembered per night. When :mod:`evals.bench_dream` is present, its
 ``year_benchmark`` adds issue 5's timing figures: a full dream over a year of dailies and 100k recall
 events without a model (target <= 10 s), the first nightly dream, the next night.
 
-Full run: seeds 1-3, 30-day months with local embeddings; ``--quick``: seed 1, a 14-day month with
-6 facts and 1 correction, FTS-only search.
+Full run: held-out seeds 4-6, 30-day months with local embeddings; ``--quick``: seed 4, a 14-day
+month with 2 subjects (4 facts), FTS-only search.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-FULL_SEEDS = (1, 2, 3)
-QUICK_SEEDS = (1,)
-QUICK_MONTH = {"days": 14, "n_facts": 6, "n_corrections": 1}  # --quick: a fortnight, FTS-only
+FULL_SEEDS = (4, 5, 6)  # held out: seeds 1-3 were looked at while the fact grouping was tuned
+QUICK_SEEDS = (4,)
+QUICK_MONTH = {"days": 14, "n_subjects": 2}  # --quick: a fortnight, FTS-only
 
 
 def _optional(name: str) -> Any | None:
@@ -60,7 +61,7 @@ def run(opts: Any) -> dict[str, Any]:
         root = opts.cache_dir / "persona" / f"seed-{seed}-{embedding}"
         if root.exists():
             shutil.rmtree(root)  # run_persona_month replays into a fresh workspace
-        month = persona.generate_persona_month(seed, **(QUICK_MONTH if opts.quick else {}))
+        month = persona.generate_paraphrase_month(seed, **(QUICK_MONTH if opts.quick else {}))
         result = persona.run_persona_month(month, root, embedding=embedding)
         result["curve"] = _curve(persona, month, result)
         opts.log(
@@ -71,11 +72,16 @@ def run(opts: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
         "seeds": list(seeds),
         "embedding": embedding,
-        "month_shape": QUICK_MONTH if opts.quick else "generator defaults (30 days, 12 facts, 3 corrections)",
+        "month_shape": QUICK_MONTH
+        if opts.quick
+        else "paraphrase generator defaults (30 days, 4 subjects x 2 facts, each said 3 ways)",
         "months": months,
         "precision_mean": round(statistics.fmean(m["precision"] for m in months), 4),
         "recall_mean": round(statistics.fmean(m["recall"] for m in months), 4),
-        "targets": {"precision": 0.9, "recall": 0.8},
+        "chatter_leaked": sum(m["chatter_leaked"] for m in months),
+        "duplicate_items": sum(m["duplicate_items"] for m in months),
+        "human_text_kept": all(m["human_text_kept"] for m in months),
+        "targets": {"precision": 0.95, "recall": 0.85},
     }
     out["dream_year"] = _dream_year(opts)
     return out
@@ -104,7 +110,7 @@ def _curve(persona: Any, month: Any, result: dict[str, Any]) -> list[dict[str, A
     module's own ``judge`` and ``score_month``)."""
     promos = []
     for p in result["promotions"]:
-        label, correct = persona.judge(month, p["night"], p["source"])
+        label, correct = persona.judge(month, p["night"], p.get("sources") or p["source"])
         promos.append(persona.Promotion(p["night"], "", p["text"], p["source"], label, correct))
     curve = []
     for night in range(1, len(result["nights"]) + 1):
@@ -135,7 +141,9 @@ def report(results: dict[str, Any]) -> str:
     lines += [
         "",
         f"Mean precision {results['precision_mean']:.3f} (target >= {t['precision']}), "
-        f"mean recall {results['recall_mean']:.3f} (target >= {t['recall']}).",
+        f"mean recall {results['recall_mean']:.3f} (target >= {t['recall']}); chit-chat leaked "
+        f"{results.get('chatter_leaked', 0)}, duplicate items {results.get('duplicate_items', 0)}, human text "
+        f"{'kept' if results.get('human_text_kept', True) else 'LOST'}.",
     ]
     nights = [n["run_ms"] for m in results["months"] for n in m["nights"]]
     if nights:
@@ -178,8 +186,8 @@ def plots(results: dict[str, Any], out_dir: Path) -> list[str]:
             color=line.get_color(),
             label=f"recall, seed {m['seed']}",
         )
-    ax.axhline(0.9, color="grey", lw=0.8, ls=":")
-    ax.axhline(0.8, color="grey", lw=0.8, ls=":")
+    ax.axhline(0.95, color="grey", lw=0.8, ls=":")
+    ax.axhline(0.85, color="grey", lw=0.8, ls=":")
     ax.set_xlabel("night")
     ax.set_ylim(0, 1.05)
     ax.set_title("Promotion precision / recall over the month")

@@ -11,7 +11,8 @@ is not a stop word, or the subject a line was written under) and either
 
 - a **value** (a token with a digit: a date, an amount, a time, a count), or
 - a second, different name ("Fernwood" and "Leipzig"; "Emma Rees" is one name), or
-- embedding **similarity** at least ``fact_cosine`` (when an embedder is configured), or
+- embedding **similarity** at least ``fact_cosine`` (when an embedder is configured; 0.02 more
+  when only one of the two states a value), or
 - without an embedder, content-word Jaccard (names and values left out) at least ``fact_jaccard``.
 
 Two statements whose values all differ ("May 12" and "May 19"), or that each name something the
@@ -170,7 +171,9 @@ def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingC
     if len(a.phrases & b.phrases) >= 2:
         return 1.5 + lexical + (cosine or 0.0)
     if cosine is not None:
-        return 1.0 + cosine if cosine >= cfg.cosine else None
+        # one states a date or amount, the other none: a launch date and who writes its notes
+        bar = cfg.cosine + (0.02 if bool(a.values) != bool(b.values) else 0.0)
+        return 1.0 + cosine if cosine >= bar else None
     return 1.0 + lexical if lexical >= cfg.jaccard and len(a.rest & b.rest) >= 2 else None
 
 

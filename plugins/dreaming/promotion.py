@@ -113,6 +113,7 @@ def build_signals(
     return Signals(
         recalls=len(recalls),
         unique_queries=len({r[2] for r in recalls}),
+        recall_days=len(recall_days),
         contexts=contexts,
         mean_score=sum(r[3] for r in recalls) / len(recalls) if recalls else 0.0,
         written_days=len(written),

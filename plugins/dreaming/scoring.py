@@ -16,7 +16,8 @@
 - boost: light and REM reinforcement, each hit worth ``light_boost``/``rem_boost``, decayed by the
   recency half-life since that phase last saw it, capped at ``max_boost``
 
-Promote iff S >= min_score and recalls >= min_recalls and unique queries >= min_unique_queries;
+Promote iff S >= min_score and recalls >= min_recalls and unique queries >= min_unique_queries and
+the recalls fall on >= min_recall_days (2) distinct days (a fact is looked up on more than one day);
 ``--backfill`` uses backfill_min_score with its own (default 0) count gates for one run, and also
 passes a fact written down on ``backfill_min_days`` (3) distinct days or more: a workspace with
 months of notes and no search history has recurrence as its only evidence.
@@ -56,6 +57,7 @@ class Signals:
     light_age_days: float | None = None
     rem_hits: int = 0
     rem_age_days: float | None = None
+    recall_days: int = 0  # distinct days with a recall
 
     @property
     def signal_count(self) -> int:
@@ -74,6 +76,7 @@ class ScoreConfig:
     min_score: float = 0.8
     min_recalls: int = 3
     min_unique_queries: int = 3
+    min_recall_days: int = 2
     recurrence_days: int = 0  # backfill: a fact written on this many days passes on recurrence alone
 
     @classmethod
@@ -91,6 +94,7 @@ class ScoreConfig:
             min_score=float(cfg.get(f"{prefix}min_score", 0.5 if backfill else 0.8)),
             min_recalls=int(cfg.get(f"{prefix}min_recalls", 0 if backfill else 3)),
             min_unique_queries=int(cfg.get(f"{prefix}min_unique_queries", 0 if backfill else 3)),
+            min_recall_days=int(cfg.get(f"{prefix}min_recall_days", 0 if backfill else 2)),
             recurrence_days=int(cfg.get("backfill_min_days", 3)) if backfill else 0,
         )
 
@@ -154,6 +158,8 @@ def score(sig: Signals, cfg: ScoreConfig) -> Score:
         failed.append(f"recalls {sig.recalls} < {cfg.min_recalls}")
     if sig.unique_queries < cfg.min_unique_queries:
         failed.append(f"unique queries {sig.unique_queries} < {cfg.min_unique_queries}")
+    if sig.recall_days < cfg.min_recall_days:
+        failed.append(f"recall days {sig.recall_days} < {cfg.min_recall_days}")
     if failed and cfg.recurrence_days and sig.written_days >= cfg.recurrence_days:
         failed = []  # backfill with no recall history: written on enough days is enough
     return Score(total, comps, b, not failed, tuple(failed))

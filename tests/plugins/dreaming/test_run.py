@@ -90,7 +90,12 @@ def test_backfill_lowers_the_bar_once_then_defaults_apply(dream_host) -> None:
     assert normal.promoted == []
     back = dream(host, at("2026-02-24"), backfill=True)
     assert promoted_texts(back) == ["Team standup moved to Tuesdays at 09:30 with Jonas."]
-    assert back.reports["deep"]["thresholds"] == {"min_score": 0.5, "min_recalls": 0, "min_unique_queries": 0}
+    assert back.reports["deep"]["thresholds"] == {
+        "min_score": 0.5,
+        "min_recalls": 0,
+        "min_unique_queries": 0,
+        "min_recall_days": 0,
+    }
     (host.workspace.root / "memory/2026-02-25.md").write_text(
         "# x\n\n- Lunch with Ana at the new place.\n- Lunch with Ana again.\n"
     )
@@ -99,6 +104,7 @@ def test_backfill_lowers_the_bar_once_then_defaults_apply(dream_host) -> None:
         "min_score": 0.8,
         "min_recalls": 3,
         "min_unique_queries": 3,
+        "min_recall_days": 2,
     }
     assert after.promoted == []
 

@@ -14,6 +14,7 @@ DEFAULTS = ScoreConfig.from_config({})
 def strong(**kw) -> Signals:
     base = dict(
         recalls=6,
+        recall_days=3,
         unique_queries=4,
         contexts=6,
         mean_score=0.7,
@@ -45,6 +46,8 @@ def test_formula_weights_and_components() -> None:
 def test_each_gate_blocks_on_its_own() -> None:
     assert score(strong(recalls=2), DEFAULTS).failed_gates == ("recalls 2 < 3",)
     assert score(strong(unique_queries=2), DEFAULTS).failed_gates == ("unique queries 2 < 3",)
+    # a burst of look-ups on one day is not a fact looked up across days
+    assert score(strong(recall_days=1), DEFAULTS).failed_gates == ("recall days 1 < 2",)
     weak = score(strong(mean_score=0.1, days_since_last=30, distinct_days=1, span_days=0), DEFAULTS)
     assert not weak.passed and weak.failed_gates[0].startswith("score ")
 
