@@ -17,7 +17,9 @@ Measured with the clock pinned, each ``reps`` times:
 - ``compile_unchanged``: a recompile of unchanged sources (every page planned, none written:
   the byte-identical path a nightly run takes);
 - ``lint``: lint of the whole vault (evidence files re-read and hashed, contradictions, links,
-  freshness) and the reports written.
+  freshness) and the reports written;
+- ``search_first`` / ``search (warm)``: the wiki's ``corpus_supplement`` for a query naming one
+  subject: the first call builds the claim index (seconds), later ones reuse it (milliseconds).
 
 p50 and p95 in seconds are printed per measure; the target is seconds, not minutes.
 """
@@ -107,8 +109,10 @@ def percentile(values: list[float], q: float) -> float:
 
 def run(pages: int, reps: int, seed: int) -> dict[str, Any]:
     from lifelong_plugins.wiki.service import compile_and_lint
+    from lifelong_plugins.wiki.tools import supplement
 
     from lifelong import clock
+    from lifelong.contracts import SearchRequest
     from lifelong.host import Host
     from lifelong.workspace import Workspace
 
@@ -116,6 +120,8 @@ def run(pages: int, reps: int, seed: int) -> dict[str, Any]:
     now = dt.datetime(2026, 3, 24, 9, tzinfo=dt.UTC)
     times: dict[str, list[float]] = {"plan_cold": [], "compile_cold": [], "compile_unchanged": [], "lint": []}
     figures: dict[str, Any] = {}
+    search: list[float] = []  # ms, warm
+    first_search: list[float] = []  # s: the first search builds the claim index
     base = Path(tempfile.mkdtemp(prefix="bench-wiki-"))
     try:
         source = base / "source"
@@ -139,6 +145,17 @@ def run(pages: int, reps: int, seed: int) -> dict[str, Any]:
                 linted = compile_and_lint(host.ctx, now=now, compile_pages=False)
                 times["lint"].append(time.perf_counter() - t0)
                 assert cold.plan is not None and again.plan is not None
+                queries = [
+                    f"what about {p.title} and the contract" for p in cold.plan.pages[:: max(1, pages // 40)]
+                ]
+                t0 = time.perf_counter()
+                supplement(host.ctx, SearchRequest(queries[0], corpus="all"))
+                first_search.append(time.perf_counter() - t0)
+                for q in queries:
+                    t0 = time.perf_counter()
+                    hits = supplement(host.ctx, SearchRequest(q, corpus="all"))
+                    search.append((time.perf_counter() - t0) * 1000)
+                    assert hits, q
                 assert not [w for w in again.written if not w.startswith("wiki/reports/")], (
                     "recompile wrote pages"
                 )
@@ -159,6 +176,16 @@ def run(pages: int, reps: int, seed: int) -> dict[str, Any]:
     figures["seconds"] = {
         name: {"p50": round(statistics.median(v), 3), "p95": round(percentile(v, 0.95), 3), "n": len(v)}
         for name, v in times.items()
+    }
+    figures["seconds"]["search_first"] = {
+        "p50": round(statistics.median(first_search), 3),
+        "p95": round(percentile(first_search, 0.95), 3),
+        "n": len(first_search),
+    }
+    figures["search_ms"] = {
+        "p50": round(statistics.median(search), 2),
+        "p95": round(percentile(search, 0.95), 2),
+        "n": len(search),
     }
     return figures
 
@@ -182,6 +209,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     for name, s in figures["seconds"].items():
         print(f"{name:18s} p50 {s['p50']:.3f} s   p95 {s['p95']:.3f} s   (n={s['n']})")
+    s = figures["search_ms"]
+    print(
+        f"{'search (warm)':18s} p50 {s['p50']:.2f} ms  p95 {s['p95']:.2f} ms  (n={s['n']}; corpus_supplement)"
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 from lifelong.contracts import Candidate, SearchRequest
@@ -22,10 +23,12 @@ from .service import (
     lint_json,
     load_state,
     new_run_id,
+    page_cache,
     page_files,
 )
 from .sources import lines_sha256, parse_citation
 from .vault import (
+    PAGE_DIRS,
     Claim,
     Evidence,
     Page,
@@ -43,23 +46,46 @@ from .why import evidence_step, why
 # the page cache and search
 
 
-def pages_now(ctx: Any) -> list[PageFile]:
-    """The vault's pages, re-read only when a page file changed (cached per host)."""
+@dataclass(frozen=True)
+class ClaimIndex:
+    """Every claim of the vault with the content stems of its text and page title, and which
+    claims each stem occurs in (so a search scores only the claims sharing a query word)."""
+
+    pages: list[PageFile]
+    entries: list[tuple[PageFile, Claim, frozenset[str]]]
+    by_token: dict[str, list[int]]
+
+
+def claim_index(ctx: Any) -> ClaimIndex:
+    """The vault's pages and claims, rebuilt only when a page file changed (cached per host)."""
     ws = ctx.workspace
     sig = []
-    for folder in ("concepts", "entities", "sources", "syntheses"):
+    for folder in sorted(PAGE_DIRS.values()):
         root = ws.wiki_dir / folder
         if root.is_dir():
             for p in sorted(root.rglob("*.md")):
                 st = p.stat()
                 sig.append((str(p), st.st_mtime_ns, st.st_size))
-    cached = ctx.state.get("wiki.pages")
+    cached = ctx.state.get("wiki.claims")
     if cached is not None and cached[0] == sig:
         return cached[1]
-    pages, _ = page_files(ws)
-    result = list(pages.values())
-    ctx.state["wiki.pages"] = (sig, result)
-    return result
+    pages = list(page_files(ws, page_cache(ctx))[0].values())
+    entries: list[tuple[PageFile, Claim, frozenset[str]]] = []
+    by_token: dict[str, list[int]] = {}
+    for page in pages:
+        head = content_tokens(" ".join([page.title, *page.aliases]))
+        for c in page.claims:
+            toks = content_tokens(c.text) | head
+            for t in toks:
+                by_token.setdefault(t, []).append(len(entries))
+            entries.append((page, c, toks))
+    index = ClaimIndex(pages, entries, by_token)
+    ctx.state["wiki.claims"] = (sig, index)
+    return index
+
+
+def pages_now(ctx: Any) -> list[PageFile]:
+    return claim_index(ctx).pages
 
 
 def search_claims(ctx: Any, query: str, limit: int) -> list[dict[str, Any]]:
@@ -71,16 +97,14 @@ def search_claims(ctx: Any, query: str, limit: int) -> list[dict[str, Any]]:
     cfg = ctx.config(PLUGIN)
     rule = ConfidenceRule.from_config(cfg)
     today = ctx.now().date()
+    index = claim_index(ctx)
+    found = sorted({i for t in want for i in index.by_token.get(t, ())})
     hits = []
-    for page in pages_now(ctx):
-        head = content_tokens(" ".join([page.title, *page.aliases]))
-        for c in page.claims:
-            have = content_tokens(c.text) | head
-            cover = len(want & have) / len(want)
-            if cover <= 0:
-                continue
-            now_conf = confidence(c.evidence, today, rule) if c.evidence else 0.0
-            hits.append((round(cover * (0.5 + 0.5 * now_conf), 4), page, c, now_conf))
+    for i in found:
+        page, c, have = index.entries[i]
+        cover = len(want & have) / len(want)
+        now_conf = confidence(c.evidence, today, rule) if c.evidence else 0.0
+        hits.append((round(cover * (0.5 + 0.5 * now_conf), 4), page, c, now_conf))
     hits.sort(key=lambda h: (-h[0], h[2].id))
     return [
         {
@@ -243,7 +267,7 @@ def _write(ctx: Any, writes: dict[str, str]) -> str:
         journal = Journal(ws, new_run_id(ctx.now()), plugin=PLUGIN)
         for rel, text in sorted(writes.items()):
             journal.write(ws.root / rel, text, action="wiki-apply")
-    ctx.state.pop("wiki.pages", None)
+    ctx.state.pop("wiki.claims", None)
     return journal.run_id
 
 

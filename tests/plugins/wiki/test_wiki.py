@@ -563,4 +563,11 @@ def test_the_bench_builds_a_vault_of_the_asked_size() -> None:
 
     figures = run(pages=40, reps=1, seed=3)
     assert figures["entity_pages"] >= 40 and figures["claims"] >= 100
-    assert set(figures["seconds"]) == {"plan_cold", "compile_cold", "compile_unchanged", "lint"}
+    assert set(figures["seconds"]) == {
+        "plan_cold",
+        "compile_cold",
+        "compile_unchanged",
+        "lint",
+        "search_first",
+    }
+    assert figures["search_ms"]["n"] >= 10
