@@ -16,7 +16,7 @@ from typing import Any
 from lifelong.contracts import RelatedFact, WriteCandidate, WriteDecision
 from lifelong.facts import Statement, compare, extract, is_stale
 from lifelong.journal import Journal
-from lifelong.text import content_words
+from lifelong.text import content_words, stem
 from lifelong.workspace import daily_date
 
 from . import judge, ledger
@@ -114,7 +114,8 @@ class Gate:
     def index_facts(self, cand: WriteCandidate, words: list[str]) -> list[tuple[Fact, Statement]]:
         if not words or not ledger.has_table(self.conn, "chunks_fts"):
             return []
-        query = " OR ".join(f'"{w}"' for w in words)
+        # stems as prefixes ("retro"* finds "retros", "migrat"* "migrated"): FTS5 does not stem
+        query = " OR ".join(f'"{stem(w)}"*' if w.isascii() and len(stem(w)) >= 4 else f'"{w}"' for w in words)
         try:
             ids = [
                 r[0]
