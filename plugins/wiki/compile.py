@@ -95,6 +95,32 @@ def screened(text: str) -> str | None:
     return result.text if result.trusted else None
 
 
+def cited_line(
+    item: SourceLine,
+    path: str,
+    start: int,
+    end: int,
+    by_location: dict[tuple[str, int, int], SourceLine],
+    bullets: list[SourceLine],
+) -> SourceLine | None:
+    """The daily bullet a MEMORY.md citation points at now. The bullet at (or around) the cited
+    lines when it shares a content word with the item (consolidation cites every line stating the
+    fact, in other words too); else, when the lines moved, the bullet most like the item
+    (content Jaccard >= 0.5); else None (lint then reports the evidence)."""
+    want = content_tokens(item.text)
+    there = by_location.get((path, start, end)) or next(
+        (d for d in bullets if d.start <= start and end <= d.end), None
+    )
+    if there is not None and want & content_tokens(there.text):
+        return there
+    best, score = None, 0.5
+    for d in bullets:
+        s = jaccard(want, content_tokens(d.text))
+        if s >= score:
+            best, score = d, s
+    return best
+
+
 def build_seeds(
     memory: list[SourceLine],
     dailies: list[SourceLine],
@@ -112,9 +138,7 @@ def build_seeds(
     for item in memory:
         ev: dict[tuple[str, int, int], Evidence] = {}
         for path, start, end in item.cites:
-            cited = by_location.get((path, start, end)) or next(
-                (d for d in by_path.get(path, []) if d.start <= start and end <= d.end), None
-            )
+            cited = cited_line(item, path, start, end, by_location, by_path.get(path, []))
             if cited is not None:
                 note = f"daily note cited by MEMORY.md item key:{item.key}"
                 ev[(cited.path, cited.start, cited.end)] = _evidence(cited, cfg.daily_weight, note)

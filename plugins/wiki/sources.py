@@ -25,6 +25,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from lifelong.errors import InputError
 from lifelong.markdown import parse_blocks, split_lines
 from lifelong.workspace import daily_date, find_regions
 
@@ -129,7 +130,7 @@ def read_memory(path: str, text: str) -> list[SourceLine]:
     try:
         for r in find_regions(text):
             regions.append((_line_of(text, r.start), _line_of(text, max(r.start, r.end - 1)), r.name))
-    except Exception:  # unbalanced fences: items still count, without their run
+    except InputError:  # unbalanced fences: items still count, without their run
         regions = []
     out = []
     for start, end, headings in _items(text):

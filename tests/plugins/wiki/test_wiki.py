@@ -571,3 +571,19 @@ def test_the_bench_builds_a_vault_of_the_asked_size() -> None:
         "search_first",
     }
     assert figures["search_ms"]["n"] >= 10
+
+
+def test_a_citation_whose_lines_moved_follows_the_text_not_the_line_number(tmp_path: Path) -> None:
+    memory = (
+        "# MEMORY\n\n- Acme Robotics signed the Porto lease. "
+        "<!-- key:abcdef123456 src:memory/2026-03-10.md#L3-L3 on:2026-03-12 -->\n"
+    )
+    root = make_ws(
+        tmp_path,
+        {"2026-03-10": "- Lunch with Dana at noon.\n- Acme Robotics signed the Porto lease.\n"},
+        memory=memory,
+    )
+    compile_json(root)
+    front = yaml.safe_load((root / "wiki/entities/acme-robotics.md").read_text().split("---\n")[1])
+    (claim,) = [c for c in front["claims"] if "lease" in c["text"]]
+    assert [e["source_id"] for e in claim["evidence"]] == ["MEMORY.md#L3-L3", "memory/2026-03-10.md#L4-L4"]
