@@ -22,7 +22,8 @@ correction, which REM handles. Without a shared subject only near-identical word
 ``--grouping``): a shared name plus cosine alone cannot tell "Coach Nora trains me Tue/Thu" from
 "Coach Nora charges EUR 55" apart at a lower bar, which is why the bar is where it is.
 
-Groups are built strongest pair first (union-find), and two lines of the **same daily** never end
+Groups are built strongest pair first (union-find); two groups join only when no member of one
+contradicts a member of the other (see :func:`conflicting`), and two lines of the **same daily** never end
 up in one group: a note does not state one fact twice, while it often states two facts about one
 subject side by side.
 """
@@ -154,16 +155,38 @@ class GroupingConfig:
         )
 
 
-def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingConfig) -> float | None:
-    """How strongly two candidates state the same fact (higher first), None when they do not."""
-    lexical = _jaccard(a.rest, b.rest)
-    if a.values and b.values and not (a.values & b.values):
-        return None  # different dates or amounts: different facts (or a correction, REM's business)
-    if not (a.values & b.values) and (a.phrases - b.phrases) and (b.phrases - a.phrases):
+def _strong_values(values: frozenset[str]) -> frozenset[str]:
+    """Values that identify (two digits or more, or an amount): "6" of "6 pm" says too little."""
+    return frozenset(
+        v for v in values if sum(ch.isdigit() for ch in v) >= 2 or re.search(r"\d[kmb]$|[$€£]", v)
+    )
+
+
+def conflicting(a: FactView, b: FactView) -> bool:
+    """Two statements that cannot be one fact: their dates or amounts all differ ("May 12" /
+    "May 19": a correction, REM's business), each names something the other does not (an office
+    in Hamburg / in Dresden), or one word swapped in otherwise the same words ("no kiwi for Emma" /
+    "no shellfish for Emma")."""
+    if a.values & b.values:
+        return False
+    va, vb = _strong_values(a.values), _strong_values(b.values)
+    if va and vb and not (va & vb):
+        return True
+    if (a.phrases - b.phrases) and (b.phrases - a.phrases):
         own_a = {w for p in a.phrases - b.phrases for w in p.split(" ")} - b.subjects
         own_b = {w for p in b.phrases - a.phrases for w in p.split(" ")} - a.subjects
         if own_a and own_b:
-            return None  # each names something the other does not (Hamburg / Dresden): two facts
+            return True
+    own_a, own_b = a.rest - b.rest, b.rest - a.rest
+    shared = len(a.rest & b.rest)
+    return shared >= 1 and 1 <= len(own_a) <= min(2, shared) and 1 <= len(own_b) <= min(2, shared)
+
+
+def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingConfig) -> float | None:
+    """How strongly two candidates state the same fact (higher first), None when they do not."""
+    lexical = _jaccard(a.rest, b.rest)
+    if conflicting(a, b):
+        return None
     if not (a.subjects & b.subjects):
         return 1.0 + lexical if lexical >= cfg.jaccard_unnamed and len(a.rest & b.rest) >= 2 else None
     if a.values & b.values:
@@ -193,6 +216,7 @@ def group_facts(
             for t in v.rest:
                 block["w:" + t].append(v.key)
     pairs: dict[tuple[str, str], float] = {}
+    conflicts: set[tuple[str, str]] = set()
     for name, keys in block.items():
         if len(keys) < 2 or len(keys) > 400:  # a word on 400 lines says nothing about the fact
             continue
@@ -204,6 +228,10 @@ def group_facts(
                     continue
                 b = by_key[kb]
                 if name.startswith("w:") and len(a.rest & b.rest) < 2:
+                    continue
+                if conflicting(a, b):
+                    conflicts.add(pair)
+                    pairs[pair] = -1.0
                     continue
                 cos = cosine(ka, kb) if cosine is not None else None
                 strength = pair_strength(a, b, cos, cfg)
@@ -218,13 +246,21 @@ def group_facts(
             k = parent[k]
         return k
 
-    for (ka, kb), _s in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
+    members = {v.key: [v.key] for v in views}
+    for (ka, kb), strength in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
+        if strength < 0:
+            break
         ra, rb = find(ka), find(kb)
         if ra == rb or paths[ra] & paths[rb]:
             continue  # two lines of one daily are two facts
+        if conflicts and any(
+            ((x, y) if x < y else (y, x)) in conflicts for x in members[ra] for y in members[rb]
+        ):
+            continue  # no member may contradict a member of the other group
         root, other = (ra, rb) if ra < rb else (rb, ra)
         parent[other] = root
         paths[root] |= paths.pop(other)
+        members[root] += members.pop(other)
     return {k: find(k) for k in parent}
 
 

@@ -86,6 +86,16 @@ def test_different_facts_about_one_subject_do_not_merge() -> None:
     # with similarities just under the bar, the shared name alone joins nothing
     near = group_facts(views, lambda a, b: 0.87, GroupingConfig(cosine=0.88))
     assert near["k3"] != near["k0"]
+    # one word swapped in the same words is another fact, and no chain of similar lines joins them
+    emma = frozenset({"emma"})
+    allergies = [
+        fact_view("k1", "No kiwi for Emma, she reacts badly; check every menu.", {"memory/a.md"}, emma),
+        fact_view("k2", "Emma is allergic to kiwi.", {"memory/b.md"}, emma),
+        fact_view("s1", "No shellfish for Emma, she reacts badly; check every menu.", {"memory/c.md"}, emma),
+        fact_view("s2", "Emma is allergic to shellfish.", {"memory/d.md"}, emma),
+    ]
+    apart = group_facts(allergies, lambda a, b: 0.97)
+    assert apart["k1"] == apart["k2"] and apart["s1"] == apart["s2"] and apart["k1"] != apart["s1"]
     # two lines of one daily are two facts, however alike
     same_day = [
         fact_view("a", SEED[0], {"memory/x.md"}, names),

@@ -252,6 +252,8 @@ def test_sticky_items_and_human_text_survive_compaction(dream_host) -> None:
     assert len(text.encode()) <= 1400
     report = (host.workspace.root / run.report_dir / "report.md").read_text()
     assert "compacted MEMORY.md" in report and "evicted" in report
+    diary = (host.workspace.root / "DREAMS.md").read_text()
+    assert "set aside" in diary and all(e["text"] in diary for e in comp["evicted"])
 
 
 def test_rollback_restores_exactly_and_refuses_after_a_human_edit(dream_host) -> None:
