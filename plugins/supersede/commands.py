@@ -59,7 +59,8 @@ def remember(ctx: Any, text: str, subject: str | None = None) -> dict[str, Any]:
     run_id = f"remember-{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
     with ws.lock("write"):
         current = path.read_bytes().decode("utf-8") if path.exists() else f"# {now.date().isoformat()}\n"
-        new = append_text(current, f"\n## Remembered ({now.strftime('%H:%M')})\n- {clean}\n")
+        # the heading is the time only: a word there would become a concept of the concept index
+        new = append_text(current, f"\n## {now.strftime('%H:%M')}\n- {clean}\n")
         Journal(ws, run_id, plugin=PLUGIN).write(path, new, action="remember")
     out.update(written=True, line=len(new.rstrip("\n").split("\n")), run_id=run_id)
     if "memory_index" in ctx.host.tools:
