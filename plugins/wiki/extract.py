@@ -77,31 +77,32 @@ def name_runs(text: str) -> list[tuple[str, bool]]:
 
 def find_entities(texts: Iterable[str], min_mentions: int) -> list[Subject]:
     """Entities: names seen in at least ``min_mentions`` lines. A run of capitalised words that
-    starts a sentence is read as its most frequent tail ("Pitched Northwind Ventures" is
-    "Northwind Ventures"; "Acme Robotics" stays whole when "Robotics" is never seen without it)."""
+    starts a sentence keeps its first word ("Acme Robotics raised…") unless the rest is a name
+    seen mid-sentence elsewhere ("Met Dana Reyes" when "with Dana Reyes" exists) or the first word
+    starts runs before three or more different words (a verb or label: "Met", "Pitched")."""
     all_runs = [name_runs(text) for text in texts]
-    tails: Counter[str] = Counter()
     mid_words: set[str] = set()
+    mid_names: set[str] = set()
+    next_words: dict[str, set[str]] = {}
     for runs in all_runs:
-        seen: set[str] = set()
         for name, at_start in runs:
             words = name.split()
-            seen.update(" ".join(words[i:]) for i in range(len(words)))
             if not at_start:
                 mid_words.update(words)
-        tails.update(seen)
+                mid_names.add(name)
+            elif len(words) > 1:
+                next_words.setdefault(words[0], set()).add(words[1])
     counts: Counter[str] = Counter()
     for runs in all_runs:
         chosen: set[str] = set()
         for name, at_start in runs:
             words = name.split()
             if at_start and words[0] not in mid_words:
-                options = ([name] if len(words) > 1 else []) + [
-                    " ".join(words[i:]) for i in range(1, len(words))
-                ]
-                if not options:
+                if len(words) == 1:
                     continue  # a lone capitalised first word: "Booked", "Decision"
-                name = max(options, key=lambda o: (tails[o], len(o)))
+                tail = " ".join(words[1:])
+                if tail in mid_names or len(next_words.get(words[0], ())) >= 3:
+                    name = tail
             chosen.add(name)
         counts.update(chosen)
     names = sorted(n for n, c in counts.items() if c >= min_mentions)
