@@ -129,6 +129,13 @@ def test_the_three_read_modes(sup_host) -> None:
     old, new = both["- team sync is on Wednesday"], both["- team sync moved to Thursday"]
     assert 0 < old["score"] < new["score"]  # down-weighted, not zeroed
     assert old["superseded_by"] and old["validity_end"].startswith("2026-05-05")
+    # a task that names the old value does not lift the superseded fact over the current one
+    with clock.pinned(at(6)):
+        tasked = host.call_tool(
+            "memory_search",
+            {"query": "team sync", "mode": "all", "min_score": 0.01, "task": "the Wednesday sync"},
+        )["results"]
+    assert [r["snippet"] for r in tasked][0] == "- team sync moved to Thursday"
 
 
 def test_no_delete_is_ever_issued_and_closed_intervals_stay_closed(sup_host) -> None:
