@@ -131,8 +131,10 @@ class Gate:
             return []
         q = ",".join("?" * len(ids))
         rows = self.conn.execute(
+            # the wiki is compiled from these notes (its pages restate their claims, its reports
+            # quote both sides of a contradiction): facts are the notes and MEMORY.md, never it
             f"SELECT id, path, start_line, text, source_date FROM chunks WHERE id IN ({q})"
-            " AND (validity_end IS NULL OR validity_end > ?)",
+            " AND corpus = 'memory' AND (validity_end IS NULL OR validity_end > ?)",
             [*ids, self.now.timestamp()],
         ).fetchall()
         out = []

@@ -113,6 +113,22 @@ def test_supersede_closes_the_older_interval_and_the_log_says_so(sup_host) -> No
     assert entry["action"] == "supersede" and entry["superseded"] == [old["id"]]
 
 
+def test_the_wiki_is_never_a_fact_to_supersede(sup_host) -> None:
+    """The wiki restates the notes (pages) and quotes both sides of a contradiction (reports):
+    superseding or contesting them would record the suite's own output as facts."""
+    host = sup_host(
+        {
+            "wiki/reports/contradictions.md": "# Contradictions\n\n- team sync is on Tuesday vs Monday\n",
+            "wiki/concepts/team-sync.md": "# Team sync\n\n- team sync is on Tuesday\n",
+        }
+    )
+    say(host, 1, "team sync is on Wednesday")
+    out = say(host, 5, "team sync moved to Thursday")
+    assert out["action"] == "supersede"
+    [entry] = log_entries(host)
+    assert [c["path"] for c in entry["conflicts"]] == ["memory/2026-05-01.md"]
+
+
 # --- reading -----------------------------------------------------------------------------------
 
 
