@@ -15,7 +15,8 @@ The corpus (seeded, reproducible, cached under ``evals/.cache/bench/``):
   chunk's vector plus noise as the query vector (cosine ~0.9 to its source).
 
 The index rows are bulk-inserted straight into the recall plugin's tables in one transaction
-(``chunks``, FTS5 ``chunks_fts``, ``chunk_vectors``, ``chunk_codes`` with the codes computed by
+(``chunks``, FTS5 ``chunks_fts``, ``units`` and ``unit_vectors`` (one paragraph per chunk is one
+retrieval unit, its vector the chunk's), ``chunk_vectors``, ``chunk_codes`` with the codes computed by
 the plugin's own ``pack_codes`` around the centroid of the first 20,000 vectors, ``files`` with the
 real checksums of the files written to disk, ``index_meta`` keys ``embedder``,
 ``vector_centroid`` and ``generation``). The files on disk hold the same text, so the sync's scan
@@ -397,6 +398,15 @@ def _bulk_build(root: Path, n: int, seed: int, log: Callable[[str], None]) -> No
         t1 = time.monotonic()
         conn.execute("INSERT INTO chunks_fts(rowid, text, heading) SELECT id, text, heading FROM chunks")
         log(f"    FTS5 index built in {time.monotonic() - t1:.0f} s")
+        # one paragraph per chunk is one retrieval unit per chunk (what the real indexer makes of
+        # it), with the chunk's vector as its own
+        conn.execute(
+            "INSERT INTO units(id, chunk_id, start_line, end_line, heading, text, embed_hash)"
+            " SELECT id, id, start_line, end_line, heading, text, embed_hash FROM chunks"
+        )
+        conn.execute(
+            "INSERT INTO unit_vectors(unit_id, embedding) SELECT chunk_id, embedding FROM chunk_vectors"
+        )
         idx.set_meta("embedder", idx.embedder_id(host.ctx.embedder))
         assert centroid is not None
         idx.set_meta(CENTROID_KEY, centroid.tobytes().hex())
@@ -580,9 +590,9 @@ def _source_rate(queries: list[tuple[str, np.ndarray, int]], legs: list[dict[str
 
 def _leg_source_rate(searcher: Any, queries: list[tuple[str, np.ndarray, int]]) -> float:
     """Share of queries whose source chunk is in the lexical leg's candidate pool (the
-    ``max_results x candidate_multiplier`` best by bm25, mode all)."""
+    ``max(candidate_pool, max_results x candidate_multiplier)`` best by bm25, mode all)."""
     cfg = searcher.config
-    pool = cfg["max_results"] * cfg["candidate_multiplier"]
+    pool = max(cfg["candidate_pool"], cfg["max_results"] * cfg["candidate_multiplier"])
     from lifelong.contracts import SearchRequest
 
     hits = []

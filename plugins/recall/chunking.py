@@ -7,6 +7,11 @@ each new chunk starts with the trailing blocks of the previous one up to ``overl
 A new chunk starts at a heading once the current one holds a quarter of the target, so chunks
 follow sections. A block is kept whole up to twice the target; only a block larger than that
 (a huge paragraph or code block) is ever split, and then on line boundaries. A chunk's text is the exact source lines, so line numbers are exact.
+
+Search scores *units* (:func:`retrieval_units`): the blocks of a chunk other than headings (a
+turn, a list item, a paragraph), a block larger than ``unit_tokens`` split on line boundaries,
+each clipped to its chunk's line range. A unit is what a search result returns; its chunk is its
+context (candidate generation, and part of its score).
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ from dataclasses import dataclass
 
 from lifelong.markdown import Block, estimate_tokens, parse_blocks, split_lines
 
-__all__ = ["Block", "Chunk", "chunk_markdown", "estimate_tokens", "parse_blocks"]
+__all__ = ["Block", "Chunk", "Unit", "chunk_markdown", "chunk_units", "estimate_tokens", "parse_blocks"]
+
+SKIPPED_UNIT_KINDS = ("heading", "hr")
 
 
 @dataclass(frozen=True)
@@ -111,3 +118,68 @@ def chunk_markdown(
         if nonblank:
             chunks.append(Chunk(nonblank[0], nonblank[-1], block_text(nonblank[0], nonblank[-1]), ()))
     return chunks
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One retrieval unit: exact source lines inside one chunk."""
+
+    start_line: int
+    end_line: int
+    text: str
+    heading_path: tuple[str, ...]
+
+    @property
+    def heading(self) -> str:
+        return " > ".join(self.heading_path)
+
+    def embedding_text(self) -> str:
+        return f"{self.heading}\n{self.text}" if self.heading_path else self.text
+
+
+def retrieval_units(
+    text: str, *, unit_tokens: int = 160, first_line: int = 1, body: str | None = None
+) -> list[Unit]:
+    """The document's blocks without headings and rules, those above ``unit_tokens`` split on
+    line boundaries (a single longer line stays whole)."""
+    all_lines = split_lines(text)
+    blocks = parse_blocks(body if body is not None else text, first_line)
+    units: list[Unit] = []
+
+    def add(start: int, end: int, path: tuple[str, ...]) -> None:
+        while end > start and not all_lines[end - 1].strip():
+            end -= 1
+        if any(all_lines[n - 1].strip() for n in range(start, end + 1)):
+            units.append(Unit(start, end, "\n".join(all_lines[start - 1 : end]), path))
+
+    for b in blocks:
+        if b.kind in SKIPPED_UNIT_KINDS:
+            continue
+        end = min(b.end, len(all_lines))
+        if estimate_tokens("\n".join(all_lines[b.start - 1 : end])) <= unit_tokens:
+            add(b.start, end, b.heading_path)
+            continue
+        cur, acc = b.start, 0
+        for ln in range(b.start, end + 1):
+            t = estimate_tokens(all_lines[ln - 1]) + 1
+            if acc and acc + t > unit_tokens:
+                add(cur, ln - 1, b.heading_path)
+                cur, acc = ln, 0
+            acc += t
+        add(cur, end, b.heading_path)
+    return units
+
+
+def chunk_units(chunk: Chunk, units: list[Unit], all_lines: list[str]) -> list[Unit]:
+    """The units overlapping ``chunk``, clipped to its lines (a chunk with no unit, such as a
+    lone code line the parser did not see as a block, is its own unit)."""
+    out: list[Unit] = []
+    for u in units:
+        if u.end_line < chunk.start_line or u.start_line > chunk.end_line:
+            continue
+        s, e = max(u.start_line, chunk.start_line), min(u.end_line, chunk.end_line)
+        if (s, e) == (u.start_line, u.end_line):
+            out.append(u)
+        else:
+            out.append(Unit(s, e, "\n".join(all_lines[s - 1 : e]), u.heading_path))
+    return out or [Unit(chunk.start_line, chunk.end_line, chunk.text, chunk.heading_path)]

@@ -107,7 +107,18 @@ def _watch(host: Any, idx: Any) -> None:
 @click.command("search")
 @click.argument("query")
 @click.option("--max-results", "-k", type=int, default=None, help="How many results (default 6).")
-@click.option("--min-score", type=float, default=None, help="Drop results below this score (default 0.35).")
+@click.option(
+    "--max-tokens",
+    type=int,
+    default=None,
+    help="Instead of a count: as many results as fit this many tokens of snippet text.",
+)
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help="Drop results below this score (default: the configured min_score, 0.2).",
+)
 @click.option("--corpus", type=click.Choice(["memory", "wiki", "all"]), default="memory", show_default=True)
 @click.option(
     "--mode",
@@ -124,6 +135,7 @@ def _watch(host: Any, idx: Any) -> None:
 def search_cmd(
     query: str,
     max_results: int | None,
+    max_tokens: int | None,
     min_score: float | None,
     corpus: str,
     mode: str | None,
@@ -145,11 +157,14 @@ def search_cmd(
         as_of=as_of,
         source="cli",
         task=task,
+        max_tokens=max_tokens,
     )
     outcome = service.run_search(ctx, req)
     cfg = ctx.config(service.PLUGIN)
     tz = ctx.workspace.timezone
-    rows = [result_json(c, cfg["snippet_chars"], explain=explain, tz=tz) for c in outcome.results]
+    rows = [
+        result_json(c, cfg["snippet_chars"], explain=explain, tz=tz, query=query) for c in outcome.results
+    ]
     if as_json:
         data: dict[str, Any] = {
             "version": 1,

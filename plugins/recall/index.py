@@ -28,7 +28,7 @@ from lifelong.contracts import Embedder, EmbeddingUnavailable, FileChanges
 from lifelong.errors import InputError, LifelongError
 from lifelong.workspace import Workspace, daily_date, find_regions, read_text_file, split_frontmatter
 
-from .chunking import chunk_markdown
+from .chunking import chunk_markdown, chunk_units, retrieval_units, split_lines
 from .vectors import (
     CENTROID_KEY,
     CENTROID_MIN_VECTORS,
@@ -171,8 +171,9 @@ class SyncReport:
     plan: ChangePlan
     chunks_added: int = 0
     chunks_removed: int = 0
-    embedded: int = 0
-    cache_hits: int = 0
+    embedded: int = 0  # chunk texts embedded
+    cache_hits: int = 0  # chunk texts found in the embedding cache
+    units_embedded: int = 0  # unit texts embedded (a unit equal to its chunk's text is not)
     skipped: dict[str, str] = field(default_factory=dict)
     elapsed_ms: float = 0.0
     vectors: str = "ok"
@@ -184,6 +185,7 @@ class SyncReport:
             "chunks_removed": self.chunks_removed,
             "embedded": self.embedded,
             "embedding_cache_hits": self.cache_hits,
+            "units_embedded": self.units_embedded,
             "skipped": self.skipped,
             "elapsed_ms": round(self.elapsed_ms, 1),
             "vectors": self.vectors,
@@ -328,19 +330,24 @@ class RecallIndex:
                 if stale_vectors or force:
                     conn.execute("DELETE FROM chunk_vectors")
                     conn.execute("DELETE FROM chunk_codes")
+                    conn.execute("DELETE FROM unit_vectors")
                     self.set_meta(CENTROID_KEY, None)
                     self._new_epoch()
                 for rel in plan.deleted:
                     report.chunks_removed += self._delete_file(rel)
                 changed = list(plan.new) + list(plan.modified)
                 pending: list[tuple[int, str, str]] = []  # chunk id, embed hash, embed text
+                unit_pending: list[tuple[int, str, str]] = []  # unit id, embed hash, embed text
                 for n, rel in enumerate(changed):
                     if progress:
                         progress("chunk", n + 1, len(changed))
                     report.chunks_removed += self._delete_file(rel)
-                    added, to_embed, error = self._index_file(rel, Path(paths[rel]), disk[rel])
+                    added, to_embed, units_to_embed, error = self._index_file(
+                        rel, Path(paths[rel]), disk[rel]
+                    )
                     report.chunks_added += added
                     pending.extend(to_embed)
+                    unit_pending.extend(units_to_embed)
                     if error:
                         report.skipped[rel] = error
                 for rel in plan.unchanged:  # same bytes, new stat (a touch, a copy): remember it
@@ -356,9 +363,17 @@ class RecallIndex:
                         for r in conn.execute("SELECT id, embed_hash, heading, text FROM chunks")
                         if r[0] not in done
                     )
+                    done = {p[0] for p in unit_pending}
+                    unit_pending.extend(
+                        (r[0], r[1], f"{r[2]}\n{r[3]}" if r[2] else r[3])
+                        for r in conn.execute("SELECT id, embed_hash, heading, text FROM units")
+                        if r[0] not in done
+                    )
+                if not self.config["unit_vectors"]:
+                    unit_pending = []
                 vec_changed = bool(pending) or bool(plan.deleted) or bool(plan.modified)
-                if pending and embedder is not None:
-                    self._embed_and_store(embedder, pending, report, progress)
+                if (pending or unit_pending) and embedder is not None:
+                    self._embed_and_store(embedder, pending, report, progress, unit_pending)
                 elif embedder is None:
                     report.vectors = "none (FTS-only)"
                 self.set_meta("embedder", self.embedder_id(embedder) if report.vectors == "ok" else None)
@@ -384,6 +399,14 @@ class RecallIndex:
             conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ((i,) for i in ids))
             conn.executemany("DELETE FROM chunk_codes WHERE chunk_id = ?", ((i,) for i in ids))
             conn.executemany("INSERT INTO code_log(chunk_id, op) VALUES (?, 0)", ((i,) for i in ids))
+            units = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM units WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?)", (rel,)
+                )
+            ]
+            conn.executemany("DELETE FROM unit_vectors WHERE unit_id = ?", ((u,) for u in units))
+            conn.executemany("DELETE FROM units WHERE id = ?", ((u,) for u in units))
             conn.execute("DELETE FROM chunks WHERE path = ?", (rel,))
         conn.execute("DELETE FROM files WHERE path = ?", (rel,))
         return len(ids)
@@ -400,7 +423,7 @@ class RecallIndex:
 
     def _index_file(
         self, rel: str, path: Path, state: FileState
-    ) -> tuple[int, list[tuple[int, str, str]], str | None]:
+    ) -> tuple[int, list[tuple[int, str, str]], list[tuple[int, str, str]], str | None]:
         conn = self.store.conn
         now = self.ctx.now().timestamp()
         try:
@@ -412,7 +435,7 @@ class RecallIndex:
                 (rel, state.corpus, state.sha256, state.mtime, state.size, str(exc), now),
             )
             self.ctx.log("recall", f"skipped {rel}: {exc}")
-            return 0, [], str(exc)
+            return 0, [], [], str(exc)
         error = None
         try:
             fm, body, offset = split_frontmatter(text)
@@ -427,6 +450,10 @@ class RecallIndex:
             first_line=offset + 1,
             body=body if offset else None,
         )
+        units = retrieval_units(
+            text, unit_tokens=self.config["unit_tokens"], first_line=offset + 1, body=body if offset else None
+        )
+        all_lines = split_lines(text)
         source_date, evergreen = self._source_date(rel, state.mtime, fm)
         validity_start = None if evergreen else source_date
         managed = _managed_line_ranges(text)
@@ -438,6 +465,7 @@ class RecallIndex:
             )
         }
         to_embed: list[tuple[int, str, str]] = []
+        units_to_embed: list[tuple[int, str, str]] = []
         for chunk in chunks:
             generated = any(s <= chunk.start_line and chunk.end_line <= e for s, e in managed)
             etext = chunk.embedding_text()
@@ -471,12 +499,21 @@ class RecallIndex:
                 (cid, chunk.text, chunk.heading),
             )
             to_embed.append((cid, ehash, etext))
+            for unit in chunk_units(chunk, units, all_lines):
+                utext = unit.embedding_text()
+                uhash = hashlib.sha256(utext.encode("utf-8")).hexdigest()
+                ucur = conn.execute(
+                    "INSERT INTO units(chunk_id, start_line, end_line, heading, text, embed_hash)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (cid, unit.start_line, unit.end_line, unit.heading, unit.text, uhash),
+                )
+                units_to_embed.append((ucur.lastrowid, uhash, utext))
         conn.execute(
             "INSERT OR REPLACE INTO files(path, corpus, sha256, mtime, size, status, error, indexed_at) "
             "VALUES (?, ?, ?, ?, ?, 'indexed', ?, ?)",
             (rel, state.corpus, state.sha256, state.mtime, state.size, error, now),
         )
-        return len(chunks), to_embed, error
+        return len(chunks), to_embed, units_to_embed, error
 
     def _embed_and_store(
         self,
@@ -484,10 +521,14 @@ class RecallIndex:
         pending: list[tuple[int, str, str]],
         report: SyncReport,
         progress: Callable[[str, int, int], None] | None,
+        unit_pending: list[tuple[int, str, str]] = (),
     ) -> None:
+        """Embed what the cache lacks (chunks and units alike, keyed by content hash) and store
+        the chunks' vectors (with their codes) and the units' vectors."""
         conn = self.store.conn
         provider, model = embedder.provider, embedder.model
-        hashes = sorted({h for _, h, _ in pending})
+        everything = [*pending, *unit_pending]
+        hashes = sorted({h for _, h, _ in everything})
         cached: dict[str, bytes] = {}
         for i in range(0, len(hashes), 500):
             part = hashes[i : i + 500]
@@ -498,10 +539,11 @@ class RecallIndex:
             ):
                 cached[h] = blob
         missing: dict[str, str] = {}
-        for _, h, t in pending:
+        for _, h, t in everything:
             if h not in cached:
                 missing.setdefault(h, t)
         report.cache_hits = sum(1 for _, h, _ in pending if h in cached)
+        chunk_hashes = {h for _, h, _ in pending}
         if missing:
             items = list(missing.items())
             batch = 64
@@ -517,7 +559,8 @@ class RecallIndex:
                     conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?, ?, ?, ?)", rows)
                     for (h, _), v in zip(part, vecs, strict=True):
                         cached[h] = to_blob(v)
-                    report.embedded += len(part)
+                    report.embedded += sum(1 for h, _ in part if h in chunk_hashes)
+                    report.units_embedded += sum(1 for h, _ in part if h not in chunk_hashes)
                     if progress:
                         progress("embed", min(i + batch, len(items)), len(items))
                 self._warn(embedder.status_warning())
@@ -528,6 +571,11 @@ class RecallIndex:
                 self.ctx.log("recall", f"embedding failed: {exc}")
                 return
         self._store_vectors([(cid, cached[h]) for cid, h, _ in pending])
+        if unit_pending:
+            conn.executemany(
+                "INSERT OR REPLACE INTO unit_vectors(unit_id, embedding) VALUES (?, ?)",
+                [(uid, cached[h]) for uid, h, _ in unit_pending],
+            )
 
     def _store_vectors(self, rows: list[tuple[int, bytes]]) -> None:
         if not rows:

@@ -6,17 +6,19 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from lifelong.contracts import Candidate
-from lifelong.text import CHATTER, STOPWORDS, fold, words
+from lifelong.text import CHATTER, STOPWORDS, fold, stem, words
 
 QUERY_STOPWORDS = STOPWORDS | CHATTER
 
 
+@lru_cache(maxsize=100_000)
 def token_set(text: str) -> frozenset[str]:
     """The words of ``text`` without stop words (unstemmed): what MMR compares candidates on."""
     return frozenset(w for w in words(text) if w not in STOPWORDS)
@@ -27,6 +29,58 @@ def bm25_score(rank: float) -> float:
     Monotonic: a better rank always maps higher; a non-match (rank >= 0) maps to 0."""
     r = -rank
     return r / (1.0 + r) if r > 0 else 0.0
+
+
+def query_terms(text: str) -> list[str]:
+    """The stems of the query's content words, once each, in order (stop words and chatter
+    dropped): what the units' lexical score matches on."""
+    return list(dict.fromkeys(stem(w) for w in words(text) if w not in QUERY_STOPWORDS))
+
+
+@lru_cache(maxsize=100_000)
+def term_counts(text: str) -> tuple[dict[str, int], int]:
+    """Stem -> count in ``text``, and its length in words (cached: units recur across queries)."""
+    counts: dict[str, int] = {}
+    n = 0
+    for w in words(text):
+        n += 1
+        if w in STOPWORDS:
+            continue
+        s = stem(w)
+        counts[s] = counts.get(s, 0) + 1
+    return counts, n
+
+
+def idf(doc_freq: int, total_docs: int) -> float:
+    """BM25's idf, never negative: ln(1 + (N - df + 0.5) / (df + 0.5))."""
+    return math.log(1.0 + (max(total_docs, doc_freq) - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+def bm25_coverage(
+    terms: Sequence[str],
+    weights: dict[str, float],
+    counts: dict[str, int],
+    length: int,
+    avg_length: float,
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> float:
+    """BM25 normalised by the query's own maximum, on [0, 1]: sum over matched terms of
+    idf x tf(k1+1)/(tf + k1(1-b+b*len/avg)), divided by the summed idf of all query terms. A
+    text holding every query term once at average length scores ~1, one holding only the rarest
+    term scores that term's share of the query's idf: a decisive rare-word match stays decisive
+    (unlike r/(1+r) of a raw rank), and the score does not depend on the other candidates."""
+    total = sum(weights.get(t, 0.0) for t in terms)
+    if total <= 0 or not counts:
+        return 0.0
+    norm = k1 * (1.0 - b + b * length / max(avg_length, 1.0))
+    got = 0.0
+    for t in terms:
+        tf = counts.get(t)
+        if tf:
+            got += weights.get(t, 0.0) * tf * (k1 + 1.0) / (tf + norm)
+    return min(1.0, got / total)
 
 
 def decay_factor(age_days: float | None, half_life_days: float, floor: float = 0.0) -> float:
@@ -143,7 +197,7 @@ def fts_query(text: str, **kwargs: Any) -> str | None:
 
 def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
     """Pairwise :func:`lifelong.text.jaccard` of token sets, as a float64 matrix with the same
-    values as the set operations. The sets become bit rows; for up to 64 sets the intersections are popcounts of
+    values as the set operations. The sets become bit rows; for up to 128 sets the intersections are popcounts of
     their ANDs (no BLAS, whose worker threads would spin on the core the parallel lexical leg
     uses), above that one incidence-matrix product."""
     vocab: dict[str, int] = {}
@@ -154,7 +208,7 @@ def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
     if vocab:
         rows = np.repeat(np.arange(n), lengths)
         incidence[rows, np.fromiter(chain.from_iterable(ids), dtype=np.intp, count=sum(lengths))] = True
-    if n <= 64:  # a default search's ~48 candidates: popcounts, no BLAS
+    if n <= 128:  # a search's head of candidates: popcounts, no BLAS
         words = np.packbits(incidence, axis=1).view(np.uint64)  # (n, vocab/64)
         inter = np.bitwise_count(words[:, None, :] & words[None, :, :]).sum(axis=2).astype(np.float64)
     else:  # large requests: one float32 product (counts are exact in float32)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import heapq
 import json
 import math
 import re
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -18,10 +20,23 @@ from typing import Any
 import numpy as np
 
 from lifelong.contracts import Candidate, SearchRequest
+from lifelong.markdown import estimate_tokens
+from lifelong.text import fold, stem, words
 
 from .index import RecallIndex, is_generated_path
-from .scoring import bm25_score, centred_cosine, decay_factor, fts_plan, hybrid_score, mmr
+from .scoring import (
+    bm25_coverage,
+    centred_cosine,
+    decay_factor,
+    fts_plan,
+    hybrid_score,
+    idf,
+    mmr,
+    query_terms,
+    term_counts,
+)
 from .vectors import pack_codes
+from .when import query_time
 
 __all__ = ["Candidate", "SearchOutcome", "SearchRequest", "Searcher", "result_json"]
 
@@ -77,6 +92,16 @@ def corpus_sql(corpus: str) -> tuple[str, list[Any]]:
     return "c.corpus = ?", [corpus]
 
 
+SPEAKER_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]\n]{1,40}\]\s*)?([A-Z][\w.'’ -]{0,40}?):\s")
+
+
+def speaker_of(text: str) -> tuple[str, ...]:
+    """The folded words of the speaker a unit's first line is marked with (``- [D1:3] Caroline:
+    ...``, ``**Maya**:`` is not), or () when it has none."""
+    m = SPEAKER_RE.match(text)
+    return tuple(words(m.group(1))) if m else ()
+
+
 def normalise_claim(text: str) -> str:
     return re.sub(r"\s+", " ", text.strip().lower())
 
@@ -85,15 +110,60 @@ def claim_hash(text: str) -> str:
     return hashlib.sha256(normalise_claim(text).encode("utf-8")).hexdigest()[:32]
 
 
-def snippet_of(text: str, limit: int) -> str:
+def snippet_of(text: str, limit: int, terms: Sequence[str] = ()) -> str:
+    """``text`` within ``limit`` characters: whole when it fits, else a window cut at spaces,
+    starting at the text's beginning or, when ``terms`` (stems) are given and the first of them
+    found lies past the first window, centred on it (``…`` marks each cut end)."""
     text = text.strip()
     if len(text) <= limit:
         return text
-    cut = text[: limit - 1]
+    start = 0
+    if terms:
+        hit = _first_match(text, terms)
+        if hit is not None and hit > limit * 0.6:
+            start = max(0, min(hit - limit // 3, len(text) - limit + 2))
+            space = text.rfind(" ", 0, start + 1)
+            start = space + 1 if space > start - 40 else start
+    lead = "…" if start else ""
+    cut = text[start : start + limit - 1 - len(lead)]
+    if start + len(cut) >= len(text):
+        return lead + cut.rstrip()
     space = cut.rfind(" ")
-    if space > limit * 0.6:
+    if space > len(cut) * 0.6:
         cut = cut[:space]
-    return cut.rstrip() + "…"
+    return lead + cut.rstrip() + "…"
+
+
+def _first_match(text: str, terms: Sequence[str]) -> int | None:
+    """Character offset of the first word of ``text`` whose stem is one of ``terms``."""
+    wanted = set(terms)
+    for m in re.finditer(r"\w+", text):
+        if stem(fold(m.group(0))) in wanted:
+            return m.start()
+    return None
+
+
+def within_budget(
+    ranked: Sequence[Candidate], max_tokens: int, snippet_chars: int, terms: Sequence[str] = ()
+) -> list[Candidate]:
+    """The leading results whose snippets (as returned) fit ``max_tokens`` together; when not even
+    the first fits, the first with its text cut to the budget."""
+    out: list[Candidate] = []
+    used = 0
+    for c in ranked:
+        cost = estimate_tokens(snippet_of(c.text, snippet_chars, terms))
+        if used + cost > max_tokens:
+            break
+        used += cost
+        out.append(c)
+    if not out and ranked:
+        first = ranked[0]
+        out.append(
+            replace(first, text=snippet_of(first.text, max(8, min(snippet_chars, max_tokens * 4 - 4))))
+        )
+        while len(out[0].text) > 8 and estimate_tokens(out[0].text) > max_tokens:
+            out[0] = replace(out[0], text=out[0].text[: len(out[0].text) * 3 // 4].rstrip() + "…")
+    return out
 
 
 _CAND_COLS = (
@@ -251,6 +321,134 @@ class Searcher:
         sims = _dot(vecs, qvec)
         return {rows[i][0]: float(sims[i]) for i in range(len(rows))}
 
+    def _units_of(self, chunk_ids: list[int]) -> dict[int, list[tuple[int, int, int, str, str]]]:
+        """chunk id -> its units (id, start_line, end_line, heading, text), in line order."""
+        out: dict[int, list[tuple[int, int, int, str, str]]] = {}
+        for uid, cid, a, b, heading, text in self.conn.execute(
+            "SELECT id, chunk_id, start_line, end_line, heading, text FROM units WHERE chunk_id IN "
+            "(SELECT value FROM json_each(?)) ORDER BY chunk_id, start_line",
+            [json.dumps(chunk_ids)],
+        ):
+            out.setdefault(cid, []).append((uid, a, b, heading, text))
+        return out
+
+    def _unit_cosines(self, qvec: np.ndarray, unit_ids: list[int]) -> dict[int, float]:
+        if not unit_ids:
+            return {}
+        rows = self.conn.execute(
+            "SELECT unit_id, embedding FROM unit_vectors WHERE unit_id IN (SELECT value FROM json_each(?))",
+            [json.dumps(unit_ids)],
+        ).fetchall()
+        if not rows:
+            return {}
+        vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        sims = _dot(vecs, qvec)
+        return {rows[i][0]: float(sims[i]) for i in range(len(rows))}
+
+    def _unit_candidates(
+        self,
+        req: SearchRequest,
+        rows: list[tuple],
+        vec: dict[int, float],
+        fts: dict[int, float],
+        qvec: np.ndarray | None,
+        background: float,
+        vw: float,
+        tw: float,
+        at: dt.datetime,
+    ) -> list[Candidate]:
+        """Score every unit of the candidate chunks: its own cosine and lexical score, blended
+        with its chunk's (``context_weight``), times the bounded decay (and the query's period).
+        A chunk without units (an index built before units existed) is scored as one unit. The
+        best ``2 x max(mmr_pool, 3k)`` become candidates (a unit in two overlapping chunks once)."""
+        cfg = self.config
+        chunks = {row[0]: _candidate(row) for row in rows}
+        units = self._units_of(list(chunks))
+        ucos = (
+            self._unit_cosines(qvec, [u[0] for us in units.values() for u in us])
+            if qvec is not None and cfg["unit_vectors"]
+            else {}
+        )
+        terms = query_terms(req.query)
+        total = self._total_docs()
+        # document frequency of a query word: of its FTS5 tokens ("TW-418": "tw", "418") the rarest
+        parts = {}
+        for w in words(req.query):
+            parts.setdefault(stem(w), tuple(fold(p) for p in re.findall(r"\w+", w)))
+        wanted = sorted({p for ps in parts.values() for p in ps})
+        df = self._doc_freq(wanted) if wanted else {}
+        # a word no chunk holds weighs nothing: it cannot tell candidates apart
+        weights = {}
+        for t in terms:
+            freq = min((df.get(p, 0) for p in parts.get(t, ())), default=0)
+            weights[t] = idf(freq, total) if freq else 0.0
+        alpha = cfg["context_weight"]
+        when = query_time(req.query, at, self.index.ws.timezone)
+        half_life = 0.0 if when.no_decay else cfg["half_life_days"]
+        floor, miss = cfg["decay_floor"], cfg["period_miss_factor"]
+        speaker_boost = cfg["speaker_boost"]
+        asked_words = set(words(req.query))
+        ref = at.timestamp()
+        rows_u: list[tuple] = []  # chunk id, unit id, start, end, heading, text, counts, length, cosine
+        chunk_counts: dict[int, tuple[dict[str, int], int]] = {}
+        for cid, chunk in chunks.items():
+            own = units.get(cid) or [(-1, chunk.start_line, chunk.end_line, chunk.heading, chunk.text)]
+            merged: dict[str, int] = {}
+            length = 0
+            for uid, a, b, heading, text in own:
+                counts, n = term_counts(text)
+                length += n
+                for t in terms:
+                    if t in counts:
+                        merged[t] = merged.get(t, 0) + counts[t]
+                rows_u.append((cid, uid, a, b, heading, text, counts, n, ucos.get(uid)))
+            chunk_counts[cid] = (merged, length)
+        if not rows_u:
+            return []
+        avg_unit = sum(r[7] for r in rows_u) / len(rows_u)
+        avg_chunk = sum(n for _, n in chunk_counts.values()) / len(chunk_counts)
+        chunk_lex = {
+            cid: bm25_coverage(terms, weights, counts, n, avg_chunk)
+            for cid, (counts, n) in chunk_counts.items()
+        }
+        chunk_sim = {cid: centred_cosine(vec.get(cid), background) or 0.0 for cid in chunks}
+        decays: dict[int, float] = {}
+        for cid, chunk in chunks.items():
+            age = (
+                None if chunk.evergreen or chunk.source_date is None else (ref - chunk.source_date) / 86400.0
+            )
+            d = decay_factor(age, half_life, floor)
+            if when.period is not None and chunk.source_date is not None and not chunk.evergreen:
+                d *= 1.0 if when.period[0] <= chunk.source_date < when.period[1] else miss
+            decays[cid] = d
+        best: dict[tuple[str, int, int], tuple] = {}
+        for cid, uid, a, b, heading, text, counts, n, cos in rows_u:
+            cos = cos if cos is not None else vec.get(cid)
+            unit_lex = bm25_coverage(terms, weights, counts, n, avg_unit) if counts else 0.0
+            sim = (1 - alpha) * (centred_cosine(cos, background) or 0.0) + alpha * chunk_sim[cid]
+            lex = (1 - alpha) * unit_lex + alpha * chunk_lex[cid]
+            hybrid = hybrid_score(sim, lex, vw, tw)
+            if speaker_boost and asked_words:
+                who = speaker_of(text)
+                if who and set(who) <= asked_words:
+                    hybrid *= 1.0 + speaker_boost
+            score = hybrid * decays[cid]
+            key = (chunks[cid].path, a, b)
+            if key not in best or score > best[key][0]:
+                best[key] = (score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid)
+        keep = 2 * max(cfg["mmr_pool"], 3 * req.max_results)
+        out: list[Candidate] = []
+        for score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid in heapq.nlargest(
+            keep, best.values(), key=lambda r: r[0]
+        ):
+            c = replace(chunks[cid], start_line=a, end_line=b, text=text, heading=heading)
+            c.cosine, c.similarity, c.bm25, c.fts_rank = cos, sim, lex, fts.get(cid)
+            c.hybrid, c.decay, c.score = hybrid, decays[cid], score
+            if uid >= 0:
+                c.extra = {**c.extra, "unit_id": uid}
+            out.append(c)
+        return out
+
     # the pipeline ---------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchOutcome:
         req.validate()
@@ -261,7 +459,12 @@ class Searcher:
         legs: dict[str, Any] = {}
         pre = self.ctx.first("retrieval_pre", ctx=self.ctx, request=req)
         if pre is not None:
-            results = [c if isinstance(c, Candidate) else Candidate(**c) for c in pre][: req.max_results]
+            results = [c if isinstance(c, Candidate) else Candidate(**c) for c in pre]
+            results = (
+                within_budget(results, req.max_tokens, cfg["snippet_chars"], query_terms(req.query))
+                if req.max_tokens is not None
+                else results[: req.max_results]
+            )
             outcome = SearchOutcome(
                 req, results, (time.monotonic() - started) * 1000, {"retrieval_pre": True}, True
             )
@@ -271,7 +474,9 @@ class Searcher:
         vwhere, vparams = validity_sql(req.mode, at.timestamp())
         cwhere, cparams = corpus_sql(req.corpus)
         where, params = f"{vwhere} AND {cwhere}", [*vparams, *cparams]
-        pool = req.max_results * cfg["candidate_multiplier"]
+        # the candidate pools do not depend on max_results below candidate_pool, so the results of
+        # a smaller k are the head of a larger k's
+        pool = max(cfg["candidate_pool"], req.max_results * cfg["candidate_multiplier"])
 
         embedder = self.index.embedder
         qvec = None
@@ -318,19 +523,10 @@ class Searcher:
             mean = self.index.mean_vector()
             background = float(qvec @ mean) if mean is not None else 0.0
         legs["cosine_background"] = background
-        ref = at.timestamp()
-        candidates: list[Candidate] = []
-        for row in rows:
-            c = _candidate(row)
-            c.cosine = vec.get(c.chunk_id)
-            c.fts_rank = fts.get(c.chunk_id)
-            c.bm25 = bm25_score(c.fts_rank) if c.fts_rank is not None else 0.0
-            c.similarity = centred_cosine(c.cosine, background)
-            c.hybrid = hybrid_score(c.similarity, c.bm25, vw, tw)
-            age = None if c.evergreen or c.source_date is None else (ref - c.source_date) / 86400.0
-            c.decay = decay_factor(age, cfg["half_life_days"], cfg["decay_floor"])
-            c.score = c.hybrid * c.decay
-            candidates.append(c)
+        t0 = time.monotonic()
+        candidates = self._unit_candidates(req, rows, vec, fts, qvec, background, vw, tw, at)
+        legs["units_ms"] = (time.monotonic() - t0) * 1000
+        legs["units"] = len(candidates)
 
         for post in self.ctx.hook("retrieval_post", ctx=self.ctx, request=req, candidates=candidates):
             if isinstance(post, list):
@@ -340,14 +536,13 @@ class Searcher:
             for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
                 candidates.extend(c if isinstance(c, Candidate) else Candidate(**c) for c in extra)
 
-        ranked = mmr(
-            candidates,
-            lam=cfg["mmr_lambda"],
-            limit=max(3 * req.max_results, 20),
-            drop_above=cfg["mmr_duplicate_threshold"],
-        )
+        head = sorted(candidates, key=lambda c: c.score, reverse=True)[
+            : max(cfg["mmr_pool"], 3 * req.max_results)
+        ]
+        ranked = mmr(head, lam=cfg["mmr_lambda"], limit=len(head), drop_above=cfg["mmr_duplicate_threshold"])
         passing = [c for c in ranked if c.score >= req.min_score]
-        # lexical rescue (openclaw#25183): an exact keyword hit must not vanish under min_score
+        # lexical rescue (openclaw#25183): an exact keyword hit must not vanish under min_score;
+        # rescued results follow the passing ones, so a larger k only adds results
         strong = sorted(
             (c for c in ranked if c.bm25 and c.bm25 >= cfg["lexical_rescue_min"]),
             key=lambda c: c.bm25 or 0.0,
@@ -357,14 +552,17 @@ class Searcher:
             strong = (
                 strong or sorted((c for c in ranked if c.bm25), key=lambda c: c.bm25 or 0.0, reverse=True)[:1]
             )
-        present = {c.chunk_id for c in passing}
-        rescued = [replace(c, rescued=True) for c in strong if c.chunk_id not in present]
-        results = self._cap_per_corpus(passing, req) if req.corpus == "all" else passing[: req.max_results]
-        if rescued:
-            room = req.max_results - len(results)
-            if room < len(rescued):
-                results = results[: max(0, req.max_results - len(rescued))]
-            results = results + rescued[: req.max_results]
+        present = {id(c) for c in passing}
+        rescued = [replace(c, rescued=True) for c in strong if id(c) not in present]
+        ordered = passing + rescued
+        if req.corpus == "all":
+            results = self._cap_per_corpus(ordered, req)
+        elif req.max_tokens is not None:
+            results = within_budget(
+                ordered[:100], req.max_tokens, cfg["snippet_chars"], query_terms(req.query)
+            )
+        else:
+            results = ordered[: req.max_results]
         outcome = SearchOutcome(req, results, (time.monotonic() - started) * 1000, legs)
         self._record(req, results, now)
         return outcome
@@ -422,14 +620,17 @@ class Searcher:
 
 
 def result_json(
-    c: Candidate, snippet_chars: int, explain: bool = False, tz: dt.tzinfo = dt.UTC
+    c: Candidate, snippet_chars: int, explain: bool = False, tz: dt.tzinfo = dt.UTC, query: str | None = None
 ) -> dict[str, Any]:
+    """A result as the tools and the CLI return it. The snippet is the result's lines (a unit:
+    the lines that matched), cut to ``snippet_chars`` around the first word of ``query`` when
+    longer."""
     out: dict[str, Any] = {
         "path": c.path,
         "start_line": c.start_line,
         "end_line": c.end_line,
         "score": round(c.score, 4),
-        "snippet": snippet_of(c.text, snippet_chars),
+        "snippet": snippet_of(c.text, snippet_chars, query_terms(query) if query else ()),
         "corpus": c.corpus,
         "heading": c.heading,
         "citation": f"Source: {c.citation}",

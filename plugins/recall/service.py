@@ -46,6 +46,7 @@ def make_request(
     as_of: str | None = None,
     source: str = "tool",
     task: str | None = None,
+    max_tokens: int | None = None,
 ) -> SearchRequest:
     cfg = ctx.config(PLUGIN)
     when = clock.parse_instant(as_of, ctx.workspace.timezone) if as_of else None
@@ -58,6 +59,7 @@ def make_request(
         as_of=when,
         source=source,
         session={"task": task} if task else None,
+        max_tokens=int(max_tokens) if max_tokens is not None else None,
     ).validate()
 
 
@@ -66,7 +68,13 @@ SEARCH_PARAMETERS = {
     "properties": {
         "query": {"type": "string", "description": "What to look for, in natural language or keywords."},
         "max_results": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Default 6."},
-        "min_score": {"type": "number", "minimum": 0, "maximum": 1, "description": "Default 0.35."},
+        "max_tokens": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100000,
+            "description": "Instead of a count: as many results as fit this many tokens of snippet text.",
+        },
+        "min_score": {"type": "number", "minimum": 0, "maximum": 1, "description": "Default 0.2."},
         "corpus": {"type": "string", "enum": ["memory", "wiki", "all"], "description": "Default memory."},
         "mode": {
             "type": "string",
@@ -116,7 +124,7 @@ def memory_search(ctx: Any, **args: Any) -> dict[str, Any]:
         "query": req.query,
         "corpus": req.corpus,
         "mode": req.mode,
-        "results": [result_json(c, cfg["snippet_chars"], tz=tz) for c in outcome.results],
+        "results": [result_json(c, cfg["snippet_chars"], tz=tz, query=req.query) for c in outcome.results],
     }
 
 

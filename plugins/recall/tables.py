@@ -121,3 +121,27 @@ def m003_code_log(db):  # noqa: ANN001
             chunk_id INTEGER NOT NULL,
             op INTEGER NOT NULL            -- 1: code added or replaced, 0: removed
         )""")
+
+
+@migrations()
+def m004_units(db):  # noqa: ANN001
+    """Retrieval units (the blocks of each chunk, see ``chunking.retrieval_units``) and their
+    vectors. Every file's checksum is forgotten, so the next sync re-chunks it (chunk
+    embeddings come from the embedding cache; the units' are new)."""
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS units (
+            id INTEGER PRIMARY KEY,
+            chunk_id INTEGER NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            heading TEXT NOT NULL DEFAULT '',   -- the unit's own heading path
+            text TEXT NOT NULL,
+            embed_hash TEXT NOT NULL       -- sha256 of the embedded text (heading + text)
+        )""")
+    db.execute("CREATE INDEX IF NOT EXISTS units_chunk ON units(chunk_id)")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS unit_vectors (
+            unit_id INTEGER PRIMARY KEY,
+            embedding BLOB NOT NULL
+        )""")
+    db.execute("UPDATE files SET sha256 = NULL")

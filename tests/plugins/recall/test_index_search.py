@@ -198,7 +198,7 @@ def test_decay_exempts_memory_md_and_undated_files(make_host) -> None:
     by_path = {h.path: h for h in hits}
     assert by_path["MEMORY.md"].decay == 1.0
     old = by_path["memory/2025-12-01.md"]
-    assert abs(old.decay - (0.5 + 0.5 * 2 ** (-113 / 30))) < 0.01  # 113 days, default decay_floor 0.5
+    assert abs(old.decay - (0.9 + 0.1 * 2 ** (-113 / 30))) < 0.01  # 113 days, default decay_floor 0.9
 
 
 def test_temporal_modes(make_host) -> None:

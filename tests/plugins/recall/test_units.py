@@ -1,0 +1,244 @@
+"""Retrieval units, returned text, the bounded decay, time in queries, lexical normalisation and
+k-stability: the recall-quality rules of issue 12, on real workspaces, SQLite and the real
+embedder."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from click.testing import CliRunner
+from freezegun import freeze_time
+from lifelong_plugins.recall import service
+from lifelong_plugins.recall.chunking import chunk_markdown, chunk_units, retrieval_units, split_lines
+from lifelong_plugins.recall.scoring import bm25_coverage, idf, query_terms, term_counts
+from lifelong_plugins.recall.search import snippet_of, within_budget
+from lifelong_plugins.recall.when import query_time
+
+from lifelong import clock
+from lifelong.cli import cli
+from lifelong.contracts import Candidate
+from lifelong.markdown import estimate_tokens
+
+BERLIN = clock.zone("Europe/Berlin")
+NOW = dt.datetime(2026, 3, 24, 9, 0, tzinfo=BERLIN)
+RECALL = {"builtins": ("embeddings", "recall"), "entry_points": False}  # no plugin answers for recall
+
+NOTE = """# 2026-03-04
+
+## Pitch
+- Decision: the pitch opens with the live offline sync demo.
+- Ask is EUR 1.2M seed at a EUR 8M pre-money valuation.
+  - nested: the valuation was Jonas's call.
+
+A paragraph about the office plants,
+which need water on Fridays.
+
+## Product
+- Sync bug TW-418 loses the older paragraph.
+"""
+
+
+def search(host, query, **kw):
+    req = service.make_request(host.ctx, query=query, **kw)
+    return service.run_search(host.ctx, req).results
+
+
+def test_units_are_blocks_with_exact_line_ranges() -> None:
+    units = retrieval_units(NOTE)
+    lines = split_lines(NOTE)
+    assert [(u.start_line, u.end_line) for u in units] == [(4, 4), (5, 6), (8, 9), (12, 12)]
+    for u in units:  # exact source lines, with their own heading path
+        assert u.text == "\n".join(lines[u.start_line - 1 : u.end_line])
+    assert units[0].heading_path == ("2026-03-04", "Pitch") and units[3].heading_path[-1] == "Product"
+    # a unit larger than unit_tokens is split on line boundaries
+    long = "# T\n\n" + "\n".join(f"line {i} " + "word " * 30 for i in range(10)) + "\n"
+    parts = retrieval_units(long, unit_tokens=80)
+    assert len(parts) > 1 and parts[0].start_line == 3 and parts[-1].end_line == 12
+    assert all(b.start_line == a.end_line + 1 for a, b in zip(parts, parts[1:], strict=False))
+    # inside a chunk, units are clipped to the chunk's lines
+    chunk = chunk_markdown(NOTE)[0]
+    assert [(u.start_line, u.end_line) for u in chunk_units(chunk, units, lines)] == [
+        (4, 4),
+        (5, 6),
+        (8, 9),
+        (12, 12),
+    ]
+
+
+def test_search_returns_the_matched_unit_with_its_lines_heading_and_date(make_host) -> None:
+    host = make_host({"memory/2026-03-04.md": NOTE}, **RECALL)
+    with clock.pinned(NOW):
+        out = host.call_tool("memory_search", {"query": "TW-418 older paragraph", "min_score": 0})
+    top = out["results"][0]
+    assert (top["path"], top["start_line"], top["end_line"]) == ("memory/2026-03-04.md", 12, 12)
+    assert top["snippet"] == "- Sync bug TW-418 loses the older paragraph."
+    assert top["heading"] == "2026-03-04 > Product" and top["source_date"] == "2026-03-04"
+    assert top["citation"] == "Source: memory/2026-03-04.md#L12-L12"
+    units = host.store.query("SELECT count(*) n FROM units")[0]["n"]
+    assert units == 4 and host.store.query("SELECT count(*) n FROM unit_vectors")[0]["n"] == 4
+
+
+def test_snippet_is_centred_on_the_first_match_of_a_long_unit() -> None:
+    text = "Opening words " + "filler " * 200 + "the zeppelin landed at noon " + "tail " * 100
+    snip = snippet_of(text, 300, query_terms("when did the zeppelin land?"))
+    assert "zeppelin" in snip and snip.startswith("…") and snip.endswith("…") and len(snip) <= 300
+    assert snippet_of(text, 300).startswith("Opening words")  # no query: the beginning
+    assert snippet_of("short text", 300, ["zeppelin"]) == "short text"
+
+
+def test_token_budget_is_honoured_by_the_tool_and_the_cli(make_host) -> None:
+    files = {
+        f"memory/2026-03-{d:02d}.md": f"# 2026-03-{d:02d}\n\n- The garden project needs compost batch {d}.\n"
+        f"- Garden note {d}: watered the tomatoes and the basil in the garden.\n"
+        for d in range(1, 13)
+    }
+    host = make_host(files, **RECALL)
+    with clock.pinned(NOW):
+        small = host.call_tool("memory_search", {"query": "garden compost", "max_tokens": 40, "min_score": 0})
+        large = host.call_tool(
+            "memory_search", {"query": "garden compost", "max_tokens": 200, "min_score": 0}
+        )
+    cost = [sum(estimate_tokens(r["snippet"]) for r in out["results"]) for out in (small, large)]
+    assert 0 < cost[0] <= 40 and cost[1] <= 200 and len(large["results"]) > len(small["results"]) > 0
+    # a larger budget only adds results after the same head
+    head = [(r["path"], r["start_line"]) for r in small["results"]]
+    assert [(r["path"], r["start_line"]) for r in large["results"]][: len(head)] == head
+    runner = CliRunner()
+    res = runner.invoke(
+        cli,
+        ["--workspace", str(host.workspace.root), "--now", NOW.isoformat(), "search", "garden compost",
+         "--max-tokens", "40", "--min-score", "0", "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)["results"]
+    assert rows and sum(estimate_tokens(r["snippet"]) for r in rows) <= 40
+    # not even one result fits: the first, cut to the budget
+    one = within_budget([Candidate(1, "a.md", 1, 1, "word " * 100)], 10, 700)
+    assert len(one) == 1 and estimate_tokens(one[0].text) <= 10
+
+
+def test_bounded_decay_keeps_an_old_decisive_match_and_prefers_the_newer_near_duplicate(make_host) -> None:
+    files = {
+        "memory/2025-06-02.md": "# 2025-06-02\n\n- Root cause of TW-418: the merge dropped the older paragraph.\n",
+        "memory/2026-03-20.md": "# 2026-03-20\n\n- Talked about sync bugs in general with Priya.\n"
+        "- Bug triage for the week: nothing urgent.\n",
+        "memory/2025-11-03.md": "# 2025-11-03\n\n- Standup moved to 9:30 every weekday.\n",
+        "memory/2026-03-18.md": "# 2026-03-18\n\n- Standup moved to 9:45 every weekday.\n",
+    }
+    host = make_host(files, **RECALL)
+    with clock.pinned(NOW):
+        old = search(host, "what was the root cause of TW-418?", min_score=0)
+        dup = search(host, "when is the standup?", min_score=0)
+        plain = search(host, "standup every weekday", min_score=0)
+    assert old[0].path == "memory/2025-06-02.md" and old[0].decay < 1.0  # 295 days old, still first
+    # of two near-identical lines the newer ranks first (no event-time wording in the query)
+    assert plain[0].path == "memory/2026-03-18.md" and plain[1].path == "memory/2025-11-03.md"
+    # "when is ..." asks about time: no decay at all
+    assert all(c.decay == 1.0 for c in dup)
+
+
+def test_query_dates_resolve_against_now_and_prefer_that_period(make_host) -> None:
+    tz = BERLIN
+    now = dt.datetime(2026, 3, 24, 9, 0, tzinfo=tz)
+
+    def day(s: str) -> float:
+        return dt.datetime.fromisoformat(s).replace(tzinfo=tz).timestamp()
+
+    assert query_time("what did we do last week?", now, tz).period == (day("2026-03-16"), day("2026-03-23"))
+    assert query_time("notes from yesterday", now, tz).period == (day("2026-03-23"), day("2026-03-24"))
+    assert query_time("what happened in March", now, tz).period == (day("2026-03-01"), day("2026-04-01"))
+    assert query_time("plans in May", now, tz).period == (
+        day("2025-05-01"),
+        day("2025-06-01"),
+    )  # latest begun
+    assert query_time("what did we decide on 8 May?", now, tz).period == (
+        day("2025-05-08"),
+        day("2025-05-09"),
+    )
+    assert query_time("the call on March 4th, 2026", now, tz).period == (day("2026-03-04"), day("2026-03-05"))
+    assert query_time("2026-03-04 offsite", now, tz).period == (day("2026-03-04"), day("2026-03-05"))
+    assert query_time("when did Gina lose her job?", now, tz).no_decay
+    assert not query_time("what is the offsite venue?", now, tz).no_decay
+    files = {
+        "memory/2026-03-04.md": "# 2026-03-04\n\n- Lunch with Jonas at the canteen.\n",
+        "memory/2026-03-17.md": "# 2026-03-17\n\n- Lunch with Jonas at the Vietnamese place.\n",
+        "memory/2026-03-23.md": "# 2026-03-23\n\n- Lunch with Jonas at the pizza place.\n",
+    }
+    host = make_host(files, **RECALL)
+    with freeze_time("2026-03-24 08:00:00"):
+        last_week = search(host, "lunch with Jonas last week", min_score=0)
+        on_day = search(host, "lunch with Jonas on 4 March", min_score=0)
+    assert last_week[0].path == "memory/2026-03-17.md"
+    assert on_day[0].path == "memory/2026-03-04.md"
+
+
+def test_lexical_score_is_normalised_by_the_query_and_keeps_a_decisive_match() -> None:
+    n = 1000
+    weights = {"tw418": idf(1, n), "bug": idf(300, n)}
+    terms = ["tw418", "bug"]
+    rare = bm25_coverage(terms, weights, {"tw418": 1}, 10, 10)
+    common = bm25_coverage(terms, weights, {"bug": 1}, 10, 10)
+    both = bm25_coverage(terms, weights, {"tw418": 1, "bug": 1}, 10, 10)
+    assert 0.0 < common < 0.3 < 0.7 < rare < both <= 1.0  # the rare term carries the query
+    assert bm25_coverage(terms, weights, {}, 10, 10) == 0.0
+    # longer text, same matches: lower (length normalisation), never above 1 however often
+    assert bm25_coverage(terms, weights, {"tw418": 1}, 100, 10) < rare
+    assert bm25_coverage(terms, weights, {"tw418": 50, "bug": 50}, 10, 10) == 1.0
+    counts, length = term_counts("Bugs, bugs: the TW-418 bug!")
+    assert counts["bug"] == 3 and counts["tw-418"] == 1 and length == 5
+
+
+def test_results_of_a_small_k_are_the_head_of_a_larger_k(make_host) -> None:
+    topics = ["offsite venue", "pitch deck", "sync bug", "hiring plan", "garden", "budget", "travel"]
+    verbs = ["discussed", "reviewed", "postponed", "sketched", "argued about", "finished", "priced"]
+    people = ["Jonas", "Priya", "Elena", "Maya", "Tom", "Ada"]
+    files = {}
+    for d in range(1, 21):
+        t, v, p = topics[d % 7], verbs[(d * 3) % 7], people[d % 6]
+        files[f"memory/2026-02-{d:02d}.md"] = (
+            f"# 2026-02-{d:02d}\n\n## {t.title()}\n- {p} {v} the {t} on day {d}.\n"
+            f"- {people[(d + 2) % 6]} has an idea about the {topics[(d + 3) % 7]} ({d * 7} minutes).\n"
+        )
+    host = make_host(files, **RECALL)
+    with clock.pinned(NOW):
+        for query in ("offsite venue ideas", "what about the sync bug?", "hiring"):
+            six = [c.key for c in search(host, query, max_results=6, min_score=0)]
+            twenty = [c.key for c in search(host, query, max_results=20, min_score=0)]
+            assert len(six) == 6 and twenty[:6] == six, query
+
+
+def test_an_index_from_before_units_upgrades_on_the_next_sync(make_host) -> None:
+    host = make_host({"memory/2026-03-04.md": NOTE}, **RECALL)
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW):
+        idx.sync()
+        # what migration m004 leaves behind on an old index: no units, checksums forgotten
+        host.store.execute("DELETE FROM units")
+        host.store.execute("DELETE FROM unit_vectors")
+        host.store.execute("UPDATE files SET sha256 = NULL")
+        host.store.conn.commit()
+        report = idx.sync()
+    assert report.plan.modified == ("memory/2026-03-04.md",) and report.embedded == 0  # chunks: cache
+    assert report.units_embedded == 0 and host.store.query("SELECT count(*) n FROM units")[0]["n"] == 4
+
+
+def test_a_speakers_own_statement_is_preferred_on_a_question_about_them(make_host) -> None:
+    from lifelong_plugins.recall.search import speaker_of
+
+    assert speaker_of("- [D1:3] Caroline: I went to a support group.") == ("caroline",)
+    assert speaker_of("Maya Lee: hi") == ("maya", "lee") and speaker_of("plain line, no speaker") == ()
+    day = (
+        "# 2026-03-10\n\n"
+        "- Jonas: Caroline told me she adopted a greyhound called Pixel from the shelter.\n"
+        "- Caroline: I adopted a dog from the shelter last month.\n"
+    )
+    host = make_host({"memory/2026-03-10.md": day}, **RECALL)
+    off = make_host({"memory/2026-03-10.md": day}, {"plugins": {"recall": {"speaker_boost": 0}}}, **RECALL)
+    with clock.pinned(NOW):
+        boosted = search(host, "what did Caroline adopt from the shelter?", min_score=0)
+        plain = search(off, "what did Caroline adopt from the shelter?", min_score=0)
+    assert boosted[0].start_line == 4  # her own statement
+    mine = {c.start_line: c.hybrid for c in boosted}
+    other = {c.start_line: c.hybrid for c in plain}
+    assert abs(mine[4] - 1.25 * other[4]) < 1e-6 and abs(mine[3] - other[3]) < 1e-6
