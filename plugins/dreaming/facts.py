@@ -172,6 +172,8 @@ def conflicting(a: FactView, b: FactView) -> bool:
     va, vb = _strong_values(a.values), _strong_values(b.values)
     if va and vb and not (va & vb):
         return True
+    if a.values and b.values and a.rest == b.rest:
+        return True  # the same words with another number: level 2 and level 5 of the garage
     if (a.phrases - b.phrases) and (b.phrases - a.phrases):
         own_a = {w for p in a.phrases - b.phrases for w in p.split(" ")} - b.subjects
         own_b = {w for p in b.phrases - a.phrases for w in p.split(" ")} - a.subjects

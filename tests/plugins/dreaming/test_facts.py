@@ -94,7 +94,12 @@ def test_different_facts_about_one_subject_do_not_merge() -> None:
         fact_view("s1", "No shellfish for Emma, she reacts badly; check every menu.", {"memory/c.md"}, emma),
         fact_view("s2", "Emma is allergic to shellfish.", {"memory/d.md"}, emma),
     ]
+    allergies += [
+        fact_view("p2", "Parked the car on level 2 of the Mall of Berlin garage.", {"memory/e.md"}, emma),
+        fact_view("p5", "Parked the car on level 5 of the Mall of Berlin garage.", {"memory/f.md"}, emma),
+    ]
     apart = group_facts(allergies, lambda a, b: 0.97)
+    assert apart["p2"] != apart["p5"]
     assert apart["k1"] == apart["k2"] and apart["s1"] == apart["s2"] and apart["k1"] != apart["s1"]
     # two lines of one daily are two facts, however alike
     same_day = [
