@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from dataclasses import dataclass
+import heapq
+import os
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong.contracts import Candidate, SearchRequest
@@ -54,20 +57,51 @@ class ClaimIndex:
     pages: list[PageFile]
     entries: list[tuple[PageFile, Claim, frozenset[str]]]
     by_token: dict[str, list[int]]
+    confidence_on: dict[tuple[dt.date, int], float] = field(default_factory=dict)  # (day, claim) memo
+
+    def confidence_now(self, i: int, today: dt.date, rule: ConfidenceRule) -> float:
+        key = (today, i)
+        if key not in self.confidence_on:
+            evidence = self.entries[i][1].evidence
+            self.confidence_on[key] = confidence(evidence, today, rule) if evidence else 0.0
+        return self.confidence_on[key]
+
+
+def _signature(root: str) -> list[tuple[str, int, int]]:
+    """(path, mtime_ns, size) of every page file under ``root``, by os.scandir (no pathlib)."""
+    out: list[tuple[str, int, int]] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif entry.name.endswith(".md"):
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                out.append((entry.path, st.st_mtime_ns, st.st_size))
+    return sorted(out)
+
+
+SIGNATURE_TTL_S = 1.0
 
 
 def claim_index(ctx: Any) -> ClaimIndex:
-    """The vault's pages and claims, rebuilt only when a page file changed (cached per host)."""
+    """The vault's pages and claims, rebuilt only when a page file changed (cached per host; the
+    files are looked at again at most once a second, so a search sees an edit within a second)."""
     ws = ctx.workspace
-    sig = []
-    for folder in sorted(PAGE_DIRS.values()):
-        root = ws.wiki_dir / folder
-        if root.is_dir():
-            for p in sorted(root.rglob("*.md")):
-                st = p.stat()
-                sig.append((str(p), st.st_mtime_ns, st.st_size))
     cached = ctx.state.get("wiki.claims")
+    if cached is not None and time.monotonic() - cached[2] < SIGNATURE_TTL_S:
+        return cached[1]
+    sig = [s for folder in sorted(PAGE_DIRS.values()) for s in _signature(str(ws.wiki_dir / folder))]
     if cached is not None and cached[0] == sig:
+        ctx.state["wiki.claims"] = (sig, cached[1], time.monotonic())
         return cached[1]
     pages = list(page_files(ws, page_cache(ctx))[0].values())
     entries: list[tuple[PageFile, Claim, frozenset[str]]] = []
@@ -80,7 +114,7 @@ def claim_index(ctx: Any) -> ClaimIndex:
                 by_token.setdefault(t, []).append(len(entries))
             entries.append((page, c, toks))
     index = ClaimIndex(pages, entries, by_token)
-    ctx.state["wiki.claims"] = (sig, index)
+    ctx.state["wiki.claims"] = (sig, index, time.monotonic())
     return index
 
 
@@ -98,13 +132,27 @@ def search_claims(ctx: Any, query: str, limit: int) -> list[dict[str, Any]]:
     rule = ConfidenceRule.from_config(cfg)
     today = ctx.now().date()
     index = claim_index(ctx)
-    found = sorted({i for t in want for i in index.by_token.get(t, ())})
+    shared: dict[int, int] = {}
+    for t in want:
+        for i in index.by_token.get(t, ()):
+            shared[i] = shared.get(i, 0) + 1
+    # best coverage first; the score is at most the coverage, so once the coverage falls below
+    # the limit-th best score no later claim can enter the results
+    ranked = sorted(shared.items(), key=lambda kv: (-kv[1], kv[0]))
     hits = []
-    for i in found:
-        page, c, have = index.entries[i]
-        cover = len(want & have) / len(want)
-        now_conf = confidence(c.evidence, today, rule) if c.evidence else 0.0
-        hits.append((round(cover * (0.5 + 0.5 * now_conf), 4), page, c, now_conf))
+    best: list[float] = []  # min-heap of the limit best scores
+    for i, n in ranked:
+        cover = n / len(want)
+        if len(best) >= limit and cover < best[0]:
+            break
+        page, c, _ = index.entries[i]
+        now_conf = index.confidence_now(i, today, rule)
+        score = round(cover * (0.5 + 0.5 * now_conf), 4)
+        hits.append((score, page, c, now_conf))
+        if len(best) < limit:
+            heapq.heappush(best, score)
+        elif score > best[0]:
+            heapq.heapreplace(best, score)
     hits.sort(key=lambda h: (-h[0], h[2].id))
     return [
         {
