@@ -21,6 +21,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from lifelong.errors import LifelongError
@@ -260,7 +261,7 @@ def credit_search(
     passed: list[bool] = []
     for c in ranked:
         ok = c.coverage >= relative * best or c.key in exempt
-        tokens = similarity_tokens(c.snippet.text)
+        tokens = _similarity_tokens(c.snippet.text)
         for i, (h, t) in enumerate(heads):
             if c.key == h.key or jaccard(tokens, t) >= sibling:
                 passed[i] = passed[i] or ok
@@ -269,6 +270,9 @@ def credit_search(
             heads.append((c, tokens))
             passed.append(ok)
     return [h for (h, _), ok in zip(heads, passed, strict=True) if ok]
+
+
+_similarity_tokens = lru_cache(maxsize=200_000)(similarity_tokens)  # a line is compared in many searches
 
 
 def attribution_tokens(snippet: Snippet) -> tuple[frozenset[str], frozenset[str]]:

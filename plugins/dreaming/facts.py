@@ -64,6 +64,7 @@ class FactView:
     rest: frozenset[str]  # content tokens that are neither subjects nor values
     paths: frozenset[str]
     phrases: frozenset[str] = frozenset()
+    strong: frozenset[str] = frozenset()  # values that identify (see _strong_values)
 
 
 _ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|Dept|No|vs)\.$")
@@ -129,7 +130,14 @@ def fact_view(key: str, text: str, paths: Iterable[str], names: frozenset[str] |
     values = values_of(text)
     rest = content_tokens(text) - subjects - values
     return FactView(
-        key, text, subjects, values, frozenset(rest), frozenset(paths), name_phrases(text, subjects)
+        key,
+        text,
+        subjects,
+        values,
+        frozenset(rest),
+        frozenset(paths),
+        name_phrases(text, subjects),
+        _strong_values(values),
     )
 
 
@@ -169,7 +177,7 @@ def conflicting(a: FactView, b: FactView) -> bool:
     "no shellfish for Emma")."""
     if a.values & b.values:
         return False
-    va, vb = _strong_values(a.values), _strong_values(b.values)
+    va, vb = a.strong, b.strong
     if va and vb and not (va & vb):
         return True
     if a.values and b.values and a.rest == b.rest:
