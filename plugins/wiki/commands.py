@@ -44,7 +44,7 @@ def compile_cmd(as_json: bool) -> None:
     assert plan is not None
     click.echo(
         f"compiled {len(plan.pages)} page(s), {plan.claims} claim(s): "
-        f"{len(plan.writes)} file(s) written, {len(plan.unchanged)} page(s) unchanged "
+        f"{len(plan.writes)} page/index file(s) written, {len(plan.unchanged)} page(s) unchanged "
         f"({outcome.compile_ms:.0f} ms; lint {outcome.lint_ms:.0f} ms)"
     )
     for rel in outcome.written:

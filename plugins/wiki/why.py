@@ -97,6 +97,10 @@ def promotion(ctx: Any, key: str | None, run_hint: str | None) -> dict[str, Any]
             (key,),
         )
         run_id = log[0]["run_id"] if log else None
+    if key and not out["recalls"] and not out["missing"]:
+        out["missing"].append(f"recall events attributed to key {key} (none recorded in this index)")
+    if key and not run_id:
+        out["missing"].append(f"the dream run that promoted key {key} (none recorded in this index)")
     if run_id:
         run: dict[str, Any] = {"run_id": run_id}
         if "dream_runs" in tables:
