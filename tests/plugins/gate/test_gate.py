@@ -394,7 +394,7 @@ def test_model_note_is_used(gate_host) -> None:
     result = reply(gate_host(gate=model_gate(mock_response=note)), PITCH)
     assert result.status == "ok" and result.note == note
     assert result.detail["note_source"] == "model" and result.detail["model"] == MODEL
-    assert result.citations == ("memory/2026-03-04.md#L1-L5",)
+    assert result.citations == ("memory/2026-03-04.md#L4", "memory/2026-03-04.md#L5")  # the units found
 
 
 def test_model_comes_from_llm_config_when_the_gate_has_none(gate_host) -> None:

@@ -242,3 +242,20 @@ def test_a_speakers_own_statement_is_preferred_on_a_question_about_them(make_hos
     mine = {c.start_line: c.hybrid for c in boosted}
     other = {c.start_line: c.hybrid for c in plain}
     assert abs(mine[4] - 1.25 * other[4]) < 1e-6 and abs(mine[3] - other[3]) < 1e-6
+
+
+def test_the_readme_example_search_returns_the_decision_note_today(tmp_path) -> None:
+    import shutil
+    from pathlib import Path
+
+    import lifelong_plugins.demo as demo
+
+    ws = tmp_path / "demo"
+    shutil.copytree(Path(demo.__file__).parent / "data" / "workspace", ws)
+    res = CliRunner().invoke(
+        cli, ["--workspace", str(ws), "search", "what did we decide about the pitch?", "--json"]
+    )  # the real clock: months after the notes were written
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)["results"]
+    decision = [r for r in rows if (r["path"], r["start_line"]) == ("memory/2026-03-04.md", 4)]
+    assert decision and decision[0]["snippet"].startswith("- Decision: the pitch opens with the live offline")
