@@ -35,6 +35,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,7 @@ from lifelong.text import CHATTER, STOPWORDS, content_tokens, stem, words
 
 from .themes import MONTHS, WEEKDAYS, concept_tags
 
+_content_tokens = lru_cache(maxsize=100_000)(content_tokens)  # a line's words, once per text
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _NOT_SUBJECTS = (
     frozenset(MONTHS)
@@ -71,7 +73,8 @@ _ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|Dept|No|vs)\.$")
 _SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\s[-–—]\s+)$")
 
 
-def _capitalised(text: str) -> list[tuple[str, bool]]:
+@lru_cache(maxsize=100_000)
+def _capitalised(text: str) -> tuple[tuple[str, bool], ...]:
     """(stem, first word of a sentence?) of every capitalised word that may be a name."""
     out = []
     for m in _WORD.finditer(text):
@@ -85,7 +88,7 @@ def _capitalised(text: str) -> list[tuple[str, bool]]:
         first = bool(_SENTENCE_START.search(before)) and not _ABBREV.search(before.rstrip())
         for w in words(t):
             out.append((stem(w), first))
-    return out
+    return tuple(out)
 
 
 def names_seen(texts: Iterable[str]) -> frozenset[str]:
@@ -118,6 +121,7 @@ def name_phrases(text: str, subjects: frozenset[str]) -> frozenset[str]:
     return frozenset(p for p in phrases if not any(p != q and p in q.split(" ") for q in phrases))
 
 
+@lru_cache(maxsize=100_000)
 def values_of(text: str) -> frozenset[str]:
     """Tokens with a digit (dates, amounts, times, counts) and dates spelled with a month."""
     vals = {w for w in words(text) if any(ch.isdigit() for ch in w)}
@@ -128,7 +132,7 @@ def values_of(text: str) -> frozenset[str]:
 def fact_view(key: str, text: str, paths: Iterable[str], names: frozenset[str] | None = None) -> FactView:
     subjects = subjects_of(text, names)
     values = values_of(text)
-    rest = content_tokens(text) - subjects - values
+    rest = _content_tokens(text) - subjects - values
     return FactView(
         key,
         text,
@@ -274,6 +278,7 @@ def group_facts(
     return {k: find(k) for k in parent}
 
 
+@lru_cache(maxsize=100_000)
 def completeness(text: str) -> tuple[int, int, int]:
     """How much a statement says: names, dates and amounts first, then content words."""
     return (len(concept_tags(text)), len(content_tokens(text)), len(text))

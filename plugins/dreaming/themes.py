@@ -20,6 +20,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .snippets import STOPWORDS, content_tokens, jaccard, similarity_tokens, stem, words
 
@@ -108,6 +109,7 @@ def concept_tags(text: str) -> frozenset[str]:
     return frozenset(t for t in tags if t)
 
 
+@lru_cache(maxsize=100_000)
 def richness(text: str) -> float:
     """Concept-tag density: tags per content word, saturating at one tag per four words."""
     tokens = content_tokens(text)
