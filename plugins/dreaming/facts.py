@@ -179,9 +179,9 @@ def conflicting(a: FactView, b: FactView) -> bool:
     "May 19": a correction, REM's business), each names something the other does not (an office
     in Hamburg / in Dresden), or one word swapped in otherwise the same words ("no kiwi for Emma" /
     "no shellfish for Emma")."""
-    if a.values & b.values:
-        return False
     va, vb = a.strong, b.strong
+    if va & vb:
+        return False
     if va and vb and not (va & vb):
         return True
     if a.values and b.values and a.rest == b.rest:

@@ -295,7 +295,8 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
     for s in scored:
         if not s.score.passed:
             continue
-        if len(chosen) >= cfg["max_promotions_per_run"]:
+        cap = cfg.get("backfill_max_promotions", 200) if run.backfill else cfg["max_promotions_per_run"]
+        if len(chosen) >= cap:
             break
         c = s.candidate
         if c.superseded_by:
