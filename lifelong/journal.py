@@ -88,7 +88,9 @@ class Journal:
         )
         # the journal entry lands before the file changes: a crash between the two leaves an
         # entry whose after_sha does not match, which rollback reports instead of guessing.
-        atomic_write(self.entries_path, json.dumps([e.__dict__ for e in entries], indent=1))
+        # one entry a line, each encoded by json's C encoder (indent= takes the pure-Python path,
+        # which made a 1,000-file run spend ~10 s re-encoding this growing list)
+        atomic_write(self.entries_path, "[\n" + ",\n".join(json.dumps(e.__dict__) for e in entries) + "\n]")
         atomic_write(path, data)
         entry = entries[-1]
         audit.record(
