@@ -82,7 +82,7 @@ def _capitalised(text: str) -> tuple[tuple[str, bool], ...]:
         low = t.lower()
         if not t[:1].isupper() or len(low) < 2 or low.isdigit():
             continue
-        if low in STOPWORDS or low in CHATTER or low in _NOT_SUBJECTS:
+        if low in STOPWORDS or low in CHATTER or low in _NOT_SUBJECTS or low.rstrip("s") in _NOT_SUBJECTS:
             continue
         before = text[: m.start()]
         first = bool(_SENTENCE_START.search(before)) and not _ABBREV.search(before.rstrip())
@@ -179,18 +179,18 @@ def conflicting(a: FactView, b: FactView) -> bool:
     "May 19": a correction, REM's business), each names something the other does not (an office
     in Hamburg / in Dresden), or one word swapped in otherwise the same words ("no kiwi for Emma" /
     "no shellfish for Emma")."""
-    va, vb = a.strong, b.strong
-    if va & vb:
-        return False
-    if va and vb and not (va & vb):
-        return True
-    if a.values and b.values and a.rest == b.rest:
-        return True  # the same words with another number: level 2 and level 5 of the garage
     if (a.phrases - b.phrases) and (b.phrases - a.phrases):
         own_a = {w for p in a.phrases - b.phrases for w in p.split(" ")} - b.subjects
         own_b = {w for p in b.phrases - a.phrases for w in p.split(" ")} - a.subjects
         if own_a and own_b:
             return True
+    va, vb = a.strong, b.strong
+    if va & vb:
+        return False
+    if va and vb:
+        return True
+    if a.values and b.values and a.rest == b.rest:
+        return True  # the same words with another number: level 2 and level 5 of the garage
     own_a, own_b = a.rest - b.rest, b.rest - a.rest
     shared = len(a.rest & b.rest)
     return shared >= 1 and 1 <= len(own_a) <= min(2, shared) and 1 <= len(own_b) <= min(2, shared)
@@ -201,6 +201,8 @@ def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingC
     lexical = _jaccard(a.rest, b.rest)
     if conflicting(a, b):
         return None
+    if a.subjects and b.subjects and not (a.subjects & b.subjects):
+        return None  # about different people or things
     if not (a.subjects & b.subjects):
         return 1.0 + lexical if lexical >= cfg.jaccard_unnamed and len(a.rest & b.rest) >= 2 else None
     if a.values & b.values:
