@@ -184,7 +184,9 @@ def supplement(ctx: Any, request: SearchRequest) -> list[Candidate]:
                 path=hit["page"],
                 start_line=hit["line"],
                 end_line=hit["line"],
-                text=hit["text"],
+                # the text names the claim and its evidence too, so a caller that only sees the
+                # snippet (memory_search's JSON) can still resolve the hit to its source lines
+                text=f"{hit['text']} ({hit['claim_id']}; evidence {', '.join(hit['evidence'])})",
                 corpus="wiki",
                 heading=hit["title"],
                 generated=True,

@@ -424,6 +424,7 @@ def test_tools_get_apply_status_and_the_search_corpus(tmp_path: Path) -> None:
         )[0]
         assert hits and hits[0].corpus == "wiki" and hits[0].extra["claim_id"].startswith("claim.")
         assert hits[0].extra["evidence"][0].startswith("memory/2026-03-")
+        assert hits[0].extra["claim_id"] in hits[0].text and "evidence memory/2026-03-" in hits[0].text
         assert hits[0].start_line > 1  # the claim's own line on its page
         assert host.tools["wiki_apply"].annotations == {
             "readOnlyHint": False,
