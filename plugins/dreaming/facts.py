@@ -44,6 +44,7 @@ from lifelong.text import CHATTER, STOPWORDS, content_tokens, stem, words
 
 from .themes import MONTHS, WEEKDAYS, concept_tags
 
+_TITLES = frozenset("dr mr mrs ms prof st".split())  # "Dr." says nothing about which fact
 _content_tokens = lru_cache(maxsize=100_000)(content_tokens)  # a line's words, once per text
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _NOT_SUBJECTS = (
@@ -132,7 +133,7 @@ def values_of(text: str) -> frozenset[str]:
 def fact_view(key: str, text: str, paths: Iterable[str], names: frozenset[str] | None = None) -> FactView:
     subjects = subjects_of(text, names)
     values = values_of(text)
-    rest = _content_tokens(text) - subjects - values
+    rest = _content_tokens(text) - subjects - values - _TITLES
     return FactView(
         key,
         text,
