@@ -62,7 +62,7 @@ def _print_contradictions(result: LintResult) -> None:
         return
     click.echo(f"{len(result.contradictions)} contradiction(s), in wiki/reports/contradictions.md:")
     for k in result.contradictions:
-        click.echo(f"  {k.page}: {k.reason}")
+        click.echo(f"  {k.pages}: {k.reason}")
         for c in (k.left, k.right):
             pointers = ", ".join(f"{e.path}#{e.lines}" for e in c.evidence)
             click.echo(f"    - {c.text} ({c.id}; evidence {pointers})")

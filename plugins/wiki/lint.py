@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -68,6 +69,11 @@ class Contradiction:
     left: Claim
     right: Claim
     reason: str
+    other_page: str = ""  # the right claim's page when it is on another page
+
+    @property
+    def pages(self) -> str:
+        return f"{self.page} / {self.other_page}" if self.other_page else self.page
 
 
 @dataclass
@@ -188,6 +194,7 @@ def lint_pages(
                 others = ", ".join(o.path for o in same if o is not p)
                 add(Finding("duplicate-id", p.path, "", f"id `{pid}` is also used by {others}"))
     claim_texts: dict[str, dict[str, str]] = {}
+    active: list[tuple[str, Claim]] = []
     for p in pages:
         if p.error:
             add(Finding("missing-source-ids", p.path, "", f"page frontmatter unreadable: {p.error}"))
@@ -207,7 +214,6 @@ def lint_pages(
             add(Finding("stale-page", p.path, "", f"freshness unknown: {page_fresh.reason}"))
         claims = p.claims
         result.claims += len(claims)
-        active: list[Claim] = []
         for c in claims:
             claim_texts.setdefault(c.id, {})[p.path] = normalise_key(c.text)
             if not c.evidence:
@@ -243,8 +249,8 @@ def lint_pages(
                 elif len({e.path for e in c.evidence}) <= 1:
                     result.single_source.append((p.path, c))
             elif c.status == "active":
-                active.append(c)
-        result.contradictions.extend(find_contradictions(p.path, active))
+                active.append((p.path, c))
+    result.contradictions.extend(find_contradictions(active))
     for cid, where in sorted(claim_texts.items()):
         if len(where) > 1 and len(set(where.values())) > 1:
             for path in sorted(where):
@@ -274,19 +280,34 @@ def _statement(c: Claim) -> facts.Statement:
     return facts.extract(c.text, now=dt.datetime(day.year, day.month, day.day) if day else None)
 
 
-def find_contradictions(page: str, claims: list[Claim]) -> list[Contradiction]:
-    """Pairs of active claims on one page about the same attribute with different values."""
-    statements = [(c, _statement(c)) for c in claims]
+def find_contradictions(active: list[tuple[str, Claim]], *, bucket_cap: int = 50) -> list[Contradiction]:
+    """Pairs of active claims about the same subject and attribute with different values
+    (:func:`lifelong.facts.compare`): every pair on one page, and pairs across pages that share a
+    subject stem (a stem shared by more than ``bucket_cap`` claims is too common to name a
+    subject, and is not used to pair them)."""
+    items = [(page, c, _statement(c)) for page, c in active]
+    items = [x for x in items if x[2].values]
+    pairs: set[tuple[int, int]] = set()
+    by_page: dict[str, list[int]] = {}
+    for i, (page, _, _) in enumerate(items):
+        by_page.setdefault(page, []).append(i)
+    df: Counter[str] = Counter(t for _, _, st in items for t in st.subject)
+    buckets: dict[str, list[int]] = {}
+    for i, (_, _, st) in enumerate(items):
+        for t in st.subject:
+            if df[t] <= bucket_cap:
+                buckets.setdefault(t, []).append(i)
+    groups = [*by_page.values(), *buckets.values()]
+    for members in groups:
+        pairs.update((a, b) for k, a in enumerate(members) for b in members[k + 1 :])
     out = []
-    for i, (a, sa) in enumerate(statements):
-        if not sa.values:
+    for a, b in sorted(pairs):
+        (pa, ca, sa), (pb, cb, sb) = items[a], items[b]
+        if not (sa.kinds & sb.kinds or {"date", "weekday"} <= (sa.kinds | sb.kinds)):
             continue
-        for b, sb in statements[i + 1 :]:
-            if not sb.values or not (sa.kinds & sb.kinds or {"date", "weekday"} <= (sa.kinds | sb.kinds)):
-                continue
-            comparison = facts.compare(sa, sb)
-            if comparison.conflicting:
-                out.append(Contradiction(page, a, b, comparison.reason))
+        comparison = facts.compare(sa, sb)
+        if comparison.conflicting:
+            out.append(Contradiction(pa, ca, cb, comparison.reason, pb if pb != pa else ""))
     return out
 
 
@@ -322,7 +343,7 @@ def render_reports(result: LintResult, stale_days: int) -> dict[str, str]:
             "|---|---|---|---|---|---|",
         ]
         contra += [
-            f"| `{k.page}` | {_cell(k.left.text)} ({k.left.id}) | {_pointers(k.left)} | "
+            f"| `{k.pages}` | {_cell(k.left.text)} ({k.left.id}) | {_pointers(k.left)} | "
             f"{_cell(k.right.text)} ({k.right.id}) | {_pointers(k.right)} | {_cell(k.reason)} |"
             for k in result.contradictions
         ]
@@ -330,7 +351,7 @@ def render_reports(result: LintResult, stale_days: int) -> dict[str, str]:
         contra.append("No contradictions.")
     questions = [f"What the wiki cannot settle alone, as of {day}.", "", "## Contradictions to resolve", ""]
     questions += [
-        f'- Which is right: "{k.left.text}" or "{k.right.text}"? (`{k.page}`)' for k in result.contradictions
+        f'- Which is right: "{k.left.text}" or "{k.right.text}"? (`{k.pages}`)' for k in result.contradictions
     ]
     questions += ["", "## Claims waiting for a second source", ""]
     questions += [

@@ -166,6 +166,7 @@ def lint_json(result: LintResult) -> dict[str, Any]:
         "contradictions": [
             {
                 "page": k.page,
+                "other_page": k.other_page or None,
                 "reason": k.reason,
                 "claims": [
                     {"id": c.id, "text": c.text, "evidence": [f"{e.path}#{e.lines}" for e in c.evidence]}

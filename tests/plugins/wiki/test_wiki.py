@@ -588,3 +588,23 @@ def test_a_citation_whose_lines_moved_follows_the_text_not_the_line_number(tmp_p
     front = yaml.safe_load((root / "wiki/entities/acme-robotics.md").read_text().split("---\n")[1])
     (claim,) = [c for c in front["claims"] if "lease" in c["text"]]
     assert [e["source_id"] for e in claim["evidence"]] == ["MEMORY.md#L3-L3", "memory/2026-03-10.md#L4-L4"]
+
+
+def test_contradictions_across_pages_about_one_subject(tmp_path: Path) -> None:
+    """Dana's note files the raise under Dana's page, the deck's under Acme's: still compared."""
+    root = make_ws(
+        tmp_path,
+        {
+            "2026-03-10": "- Dana Reyes: the Acme Robotics seed round is $2M.\n",
+            "2026-03-11": "- Dana Reyes: Acme Robotics seed round is $2M.\n",
+            "2026-03-16": "- The Acme Robotics seed round is $1.5M.\n",
+            "2026-03-17": "- Acme Robotics seed round: $1.5M.\n",
+        },
+    )
+    out = compile_json(root)
+    (k,) = out["lint"]["contradictions"]
+    assert {k["page"], k["other_page"]} == {"wiki/entities/dana-reyes.md", "wiki/entities/acme-robotics.md"}
+    report = (root / "wiki/reports/contradictions.md").read_text()
+    assert "wiki/entities/dana-reyes.md / wiki/entities/acme-robotics.md" in report or (
+        "wiki/entities/acme-robotics.md / wiki/entities/dana-reyes.md" in report
+    )
