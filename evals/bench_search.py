@@ -279,6 +279,7 @@ def build_corpus(root: Path, n: int, seed: int, n_queries: int, log: Callable[[s
         marker.write_text(json.dumps(spec))
     with clock.pinned(NOW):
         _reset_today(root)
+        _fill_units(root, log)
     queries = make_queries(n, seed, n_queries)
     db = root / ".lifelong" / "index.sqlite"
     return Corpus(
@@ -414,6 +415,35 @@ def _bulk_build(root: Path, n: int, seed: int, log: Callable[[str], None]) -> No
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.execute("ANALYZE")
+    finally:
+        host.close()
+
+
+def _fill_units(root: Path, log: Callable[[str], None]) -> None:
+    """A corpus built before retrieval units existed gets its units (one per chunk, the chunk's
+    vector as its own) so searches read unit vectors as on a real index."""
+    host = _host(root)
+    try:
+        conn = host.store.conn
+        missing = conn.execute(
+            "SELECT count(*) FROM chunks WHERE id NOT IN (SELECT chunk_id FROM units)"
+        ).fetchone()[0]
+        if not missing:
+            return
+        with host.store.lock:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(
+                "INSERT INTO units(chunk_id, start_line, end_line, heading, text, embed_hash)"
+                " SELECT id, start_line, end_line, heading, text, embed_hash FROM chunks"
+                " WHERE id NOT IN (SELECT chunk_id FROM units)"
+            )
+            conn.execute(
+                "INSERT INTO unit_vectors(unit_id, embedding) SELECT u.id, v.embedding FROM units u"
+                " JOIN chunk_vectors v ON v.chunk_id = u.chunk_id"
+                " WHERE u.id NOT IN (SELECT unit_id FROM unit_vectors)"
+            )
+            conn.execute("COMMIT")
+        log(f"    added {missing:,} retrieval units to a corpus built before they existed")
     finally:
         host.close()
 

@@ -221,14 +221,15 @@ def aggregate(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def recall_fingerprint() -> str:
-    """Hash of the recall plugin's source and of the workspace layout code: when it changes,
+    """Hash of the recall plugin's source and defaults and of the workspace layout code: when it changes,
     cached workspaces are re-chunked (their embedding cache still applies)."""
     import lifelong_plugins.recall as recall
 
     from . import locomo as locomo_module
 
     h = hashlib.sha256()
-    for path in sorted(Path(recall.__file__).parent.glob("*.py")) + [Path(locomo_module.__file__)]:
+    folder = Path(recall.__file__).parent
+    for path in sorted(folder.glob("*.py")) + [folder / "plugin.yaml", Path(locomo_module.__file__)]:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]

@@ -527,7 +527,18 @@ class RecallIndex:
         the chunks' vectors (with their codes) and the units' vectors."""
         conn = self.store.conn
         provider, model = embedder.provider, embedder.model
-        everything = [*pending, *unit_pending]
+        derived: dict[int, list[int]] = {}  # chunk id -> its unit ids, when its vector is their mean
+        if unit_pending and self.config["chunk_vectors_from_units"]:
+            fresh = {uid for uid, _, _ in unit_pending}
+            by_chunk: dict[int, list[int]] = {}
+            for uid, cid in conn.execute(
+                "SELECT id, chunk_id FROM units WHERE chunk_id IN (SELECT value FROM json_each(?))",
+                [json.dumps([cid for cid, _, _ in pending])],
+            ):
+                by_chunk.setdefault(cid, []).append(uid)
+            derived = {cid: uids for cid, uids in by_chunk.items() if all(u in fresh for u in uids)}
+        embed_chunks = [p for p in pending if p[0] not in derived]
+        everything = [*embed_chunks, *unit_pending]
         hashes = sorted({h for _, h, _ in everything})
         cached: dict[str, bytes] = {}
         for i in range(0, len(hashes), 500):
@@ -542,8 +553,8 @@ class RecallIndex:
         for _, h, t in everything:
             if h not in cached:
                 missing.setdefault(h, t)
-        report.cache_hits = sum(1 for _, h, _ in pending if h in cached)
-        chunk_hashes = {h for _, h, _ in pending}
+        report.cache_hits = sum(1 for _, h, _ in embed_chunks if h in cached)
+        chunk_hashes = {h for _, h, _ in embed_chunks}
         if missing:
             items = list(missing.items())
             batch = 64
@@ -570,7 +581,15 @@ class RecallIndex:
                 self._warn(str(exc))
                 self.ctx.log("recall", f"embedding failed: {exc}")
                 return
-        self._store_vectors([(cid, cached[h]) for cid, h, _ in pending])
+        unit_blob = {uid: cached[h] for uid, h, _ in unit_pending}
+        rows = []
+        for cid, h, _ in pending:
+            if cid in derived:
+                mean = np.mean([np.frombuffer(unit_blob[u], dtype=np.float32) for u in derived[cid]], axis=0)
+                rows.append((cid, to_blob(mean / max(float(np.linalg.norm(mean)), 1e-12))))
+            else:
+                rows.append((cid, cached[h]))
+        self._store_vectors(rows)
         if unit_pending:
             conn.executemany(
                 "INSERT OR REPLACE INTO unit_vectors(unit_id, embedding) VALUES (?, ?)",

@@ -145,3 +145,10 @@ def m004_units(db):  # noqa: ANN001
             embedding BLOB NOT NULL
         )""")
     db.execute("UPDATE files SET sha256 = NULL")
+
+
+@migrations()
+def m005_unit_heading(db):  # noqa: ANN001
+    """Indexes that got an early form of m004 (without the units' own heading) gain the column."""
+    if "heading" not in {c.name for c in db["units"].columns}:
+        db.execute("ALTER TABLE units ADD COLUMN heading TEXT NOT NULL DEFAULT ''")

@@ -259,3 +259,27 @@ def test_the_readme_example_search_returns_the_decision_note_today(tmp_path) -> 
     rows = json.loads(res.output)["results"]
     decision = [r for r in rows if (r["path"], r["start_line"]) == ("memory/2026-03-04.md", 4)]
     assert decision and decision[0]["snippet"].startswith("- Decision: the pitch opens with the live offline")
+
+
+def test_chunk_vectors_from_units_embed_only_the_appended_unit(make_host) -> None:
+    import numpy as np
+
+    host = make_host(
+        {"memory/2026-03-04.md": NOTE}, {"plugins": {"recall": {"chunk_vectors_from_units": True}}}, **RECALL
+    )
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW):
+        first = idx.sync()
+        path = host.workspace.root / "memory" / "2026-03-04.md"
+        path.write_text(NOTE + "- Appended: the offsite moves to May.\n", encoding="utf-8")
+        again = idx.sync()
+    assert first.embedded == 0 and first.units_embedded == 4  # the chunk's vector is its units' mean
+    assert again.embedded == 0 and again.units_embedded == 1  # only the new line is embedded
+    ((cid, blob),) = host.store.execute("SELECT chunk_id, embedding FROM chunk_vectors").fetchall()
+    units = host.store.execute(
+        "SELECT v.embedding FROM unit_vectors v JOIN units u ON u.id = v.unit_id WHERE u.chunk_id = ?", (cid,)
+    ).fetchall()
+    mean = np.mean([np.frombuffer(b[0], dtype=np.float32) for b in units], axis=0)
+    assert len(units) == 5 and np.allclose(
+        np.frombuffer(blob, dtype=np.float32), mean / np.linalg.norm(mean), atol=1e-6
+    )
