@@ -69,7 +69,7 @@ TOPICS: tuple[tuple[str, str, frozenset[str]], ...] = tuple(
             "health",
             "Health",
             "doctor gp physician practice allergic allergy allergist medication dentist gym coach training "
-            "trains sessions session therapy appointment check-up patients",
+            "trains sessions session therapy appointment check-up patients avoid reacts react menu",
         ),
         (
             "home",
@@ -161,14 +161,30 @@ def add_items(text: str, items: list[Item]) -> tuple[str, list[str]]:
             continue
         name = topic_region(slug)
         body = read_region(text, name)
+        new_items = "".join(render_item(i) + "\n" for i in by_topic[slug])
         if body is None:
-            body = f"## {heading}\n"
-        if body and not body.endswith("\n"):
-            body += "\n"
-        body += "".join(render_item(i) + "\n" for i in by_topic[slug])
-        text = replace_region(text, name, body)
+            text = _insert_topic(text, slug, f"## {heading}\n{new_items}")
+        else:
+            if body and not body.endswith("\n"):
+                body += "\n"
+            text = replace_region(text, name, body + new_items)
         touched.append(name)
     return text, touched
+
+
+def _insert_topic(text: str, slug: str, body: str) -> str:
+    """A new topic section, placed before the first existing section that follows it in topic
+    order (so the file keeps People, Family, Projects… in order), else at the end."""
+    order = [t[0] for t in TOPICS]
+    later = {topic_region(t) for t in order[order.index(slug) + 1 :]}
+    following = [r for r in find_regions(text) if r.name in later]
+    if not following:
+        return replace_region(text, topic_region(slug), body)
+    at = min(r.start for r in following)
+    block = (
+        f"<!-- lifelong:{topic_region(slug)}:start -->\n{body}<!-- lifelong:{topic_region(slug)}:end -->\n\n"
+    )
+    return text[:at] + block + text[at:]
 
 
 def remove_items(text: str, keys: set[str]) -> str:

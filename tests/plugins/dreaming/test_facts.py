@@ -267,7 +267,16 @@ def test_topics_are_a_bounded_set_of_sections() -> None:
     ]
     assert len(touched) == 5 and len(TOPICS) <= 8
     again, _ = add_items(text, [Item("f" * 12, "Emma Rees prefers short messages.", "s", "2026-04-02")])
-    assert again.count("## People") == 1 and json.dumps(again).count("lifelong:topic-people:start") == 1
+    assert again.count("## People") == 1
+    # a section created later still takes its place in topic order, human text untouched
+    later, _ = add_items(again, [Item("9" * 12, "My GP is Dr. Weber.", "s", "2026-04-03")])
+    headings = [line for line in later.split("\n") if line.startswith("## ")]
+    assert headings.index("## Health") == headings.index("## Projects and work") + 1
+    assert (
+        later.startswith(MEMORY)
+        and existing_keys(later) >= existing_keys(again)
+        and json.dumps(again).count("lifelong:topic-people:start") == 1
+    )
 
 
 def _recalled_seed_month(dream_host, config=None):
