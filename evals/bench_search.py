@@ -620,9 +620,9 @@ def _source_rate(queries: list[tuple[str, np.ndarray, int]], legs: list[dict[str
 
 def _leg_source_rate(searcher: Any, queries: list[tuple[str, np.ndarray, int]]) -> float:
     """Share of queries whose source chunk is in the lexical leg's candidate pool (the
-    ``max(candidate_pool, max_results x candidate_multiplier)`` best by bm25, mode all)."""
+    ``max(candidate_pool, max_results)`` best by bm25, mode all)."""
     cfg = searcher.config
-    pool = max(cfg["candidate_pool"], cfg["max_results"] * cfg["candidate_multiplier"])
+    pool = max(cfg["candidate_pool"], cfg["max_results"])
     from lifelong.contracts import SearchRequest
 
     hits = []

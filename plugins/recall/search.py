@@ -474,9 +474,10 @@ class Searcher:
         vwhere, vparams = validity_sql(req.mode, at.timestamp())
         cwhere, cparams = corpus_sql(req.corpus)
         where, params = f"{vwhere} AND {cwhere}", [*vparams, *cparams]
-        # the candidate pools do not depend on max_results below candidate_pool, so the results of
-        # a smaller k are the head of a larger k's
-        pool = max(cfg["candidate_pool"], req.max_results * cfg["candidate_multiplier"])
+        # the candidate pools do not depend on max_results (up to candidate_pool), so the results
+        # of a smaller k are the head of a larger k's; a chunk holds several units, so a pool of
+        # chunks yields more units than results
+        pool = max(cfg["candidate_pool"], req.max_results)
 
         embedder = self.index.embedder
         qvec = None
