@@ -133,6 +133,8 @@ def rollback(
             continue
         if current is not None and before is not None and sha256(current) == e_first.before_sha:
             continue  # already restored
+        if current is None and before is None:
+            continue  # never created (the run was killed between its journal entry and the write) or gone
         if on_conflict is None or current is None:
             raise RollbackConflict(
                 f"{rel} was edited after run {run_id} wrote it; rollback would lose that edit "

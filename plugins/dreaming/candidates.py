@@ -320,11 +320,16 @@ class CandidatePool:
             pool.alias[occ.snippet_key] = occ.key
         return pool
 
-    def save(self, store: Any, run_id: str) -> None:
+    def save(self, store: Any, run_id: str, *, meta: dict[str, str] | None = None) -> None:
+        """Write the pool's changes, and the ``meta`` entries (the recall-event watermark), in one
+        transaction: a crash keeps all of them or none."""
         conn = store.conn
         with store.lock:
             conn.execute("BEGIN")
             try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO dream_meta(key, value) VALUES (?, ?)", list((meta or {}).items())
+                )
                 rows = [c.row() for c in self.candidates.values() if c.dirty or c.is_new]
                 if rows:
                     cols = list(rows[0])

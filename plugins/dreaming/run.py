@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong.errors import ConfigError, InputError, LifelongError, PluginError
-from lifelong.journal import Journal, rollback
+from lifelong.journal import Journal, rollback, sha256
 from lifelong.workspace import remove_region
 
 from . import diary
@@ -147,7 +147,12 @@ def run_dream(
     cfg = ctx.config(PLUGIN)
     started = time.monotonic()
     with ws.lock("dream", timeout=float(cfg["lock_timeout_s"])):
+        # the first write lock of the process sweeps temp files a killed writer left behind
+        with ws.lock("write", timeout=float(cfg["lock_timeout_s"])):
+            pass
         store = ctx.store
+        if not dry_run:
+            resolve_interrupted(ctx)
         now = ctx.now()
         run_id = new_run_id(now)
         run = DreamRun(
@@ -161,6 +166,10 @@ def run_dream(
             llm_kwargs=dict(llm_kwargs or {}),
             event_watermark=float(read_meta(store, WATERMARK_KEY) or 0.0),
         )
+        if not dry_run:
+            # the run is on record (status "running", its journal named) before its first write:
+            # a crash from here on leaves a run the next dream or `dream rollback` finds and undoes
+            record_history(store, run)
         faults = len(host.faults)
         for phase in PHASES:
             results = ctx.hook("dreaming_phase", ctx=ctx, phase=phase, run=run)
@@ -224,14 +233,20 @@ def finalize(ctx: Any, run: DreamRun) -> None:
     store = ctx.store
     pool = run.pool
     assert pool is not None
-    if run.event_watermark_next > run.event_watermark:
-        write_meta(store, WATERMARK_KEY, repr(run.event_watermark_next))
+    watermark = (
+        {WATERMARK_KEY: repr(run.event_watermark_next)}
+        if run.event_watermark_next > run.event_watermark
+        else {}
+    )
     run.material = has_material(run)
     if not run.material:
+        for key, value in watermark.items():  # events that produced nothing: only the watermark moves
+            write_meta(store, key, value)
         run.status = "nothing"
         run.message = "no new material"
         return
-    pool.save(store, run.run_id)
+    # the recall-event watermark moves in the same transaction as the signals it produced
+    pool.save(store, run.run_id, meta=watermark)
     ctx.hook("after_consolidation", ctx=ctx, run=run)
     if run.config["diary"]:
         try:
@@ -308,6 +323,7 @@ def record_history(store: Any, run: DreamRun) -> None:
         "diary_region": diary.region_name(run.run_id) if run.diary_source else None,
         "report_dir": run.report_dir,
         "themes": [t.tag for t in run.themes][:12],
+        "journal": f".lifelong/journal/{run.run_id}" if run.journal is not None else None,
     }
     with store.lock:
         store.conn.execute(
@@ -361,53 +377,143 @@ def revert_statuses(store: Any, run_id: str) -> int:
                 " superseded_by = CASE WHEN ? = 'superseded' THEN superseded_by ELSE NULL END WHERE key = ?",
                 (old or "staged", old_run, old_reason, old or "staged", key),
             )
+        # candidates the run created and decided on in the same run have no log row: back to staged
+        fresh = store.conn.execute(
+            "UPDATE dream_candidates SET status = 'staged', status_run = NULL, status_reason = NULL"
+            " WHERE status_run = ? AND status != 'staged'",
+            (run_id,),
+        ).rowcount
         store.conn.commit()
-    return len(log)
+    return len(log) + max(fresh, 0)
 
 
-def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, Any]:
-    """Undo a run's writes exactly; refuse (RollbackConflict) when a file was edited since,
-    unless ``force``: then keep the edit and remove only the run's managed region(s)."""
-    ctx = host.ctx
-    ws = ctx.workspace
-    store = ctx.store
-    rows = store.query("SELECT * FROM dream_runs WHERE run_id = ?", (run_id,))
-    if not rows:
-        raise InputError(f"no dream run {run_id!r} (see `lifelong dream history`)")
-    row = rows[0]
-    if row["status"] == "rolled_back":
-        raise InputError(f"run {run_id} was already rolled back")
-    summary = json.loads(row["summary"] or "{}")
-    memory_rel = ws.relpath(ws.memory_file) if ws.memory_file.exists() else "MEMORY.md"
-    dreams_rel = ws.relpath(ws.dreams_file) if ws.dreams_file.exists() else "DREAMS.md"
+def _memory_and_dreams(ws: Any) -> tuple[str, str]:
+    return (
+        ws.relpath(ws.memory_file) if ws.memory_file.exists() else "MEMORY.md",
+        ws.relpath(ws.dreams_file) if ws.dreams_file.exists() else "DREAMS.md",
+    )
 
-    def keep_edit(rel: str, current: bytes, before: bytes | None) -> bytes | None:
-        text = current.decode("utf-8")
+
+def keep_human_edit(ws: Any, run_id: str, summary: dict[str, Any]) -> Any:
+    """The ``on_conflict`` of a forced rollback: keep what a human changed since the run, remove
+    only the run's own items (MEMORY.md) or diary entry (DREAMS.md); any other file a human
+    edited since (a wiki page, a report) is kept as it is now and reported in ``conflicts``."""
+    memory_rel, dreams_rel = _memory_and_dreams(ws)
+    conflicts: list[str] = []
+
+    def on_conflict(rel: str, current: bytes, before: bytes | None) -> bytes | None:
+        conflicts.append(rel)
+        text = current.decode("utf-8", errors="surrogateescape")
         if rel == memory_rel:
             text = remove_run_region(text, run_id)  # workspaces from before topic sections
             text = restore_regions(
                 text, before.decode("utf-8") if before else None, summary.get("compacted_regions", [])
             )
             text = remove_items(text, set(summary.get("promoted", [])))
-            return text.encode("utf-8")
+            return text.encode("utf-8", errors="surrogateescape")
         if rel == dreams_rel:
-            return remove_region(text, diary.region_name(run_id)).encode("utf-8")
-        return before
+            return remove_region(text, diary.region_name(run_id)).encode("utf-8", errors="surrogateescape")
+        return current  # a human's edit to any other file is kept whole
 
+    on_conflict.conflicts = conflicts  # type: ignore[attr-defined]
+    return on_conflict
+
+
+def undo_interrupted(ctx: Any, run_id: str, summary: dict[str, Any]) -> list[str]:
+    """Undo a run that was killed before it recorded its end, exactly, from its journal. A file
+    holding any state the run's journal knows (before or after one of its writes: the crash may
+    have come between the journal entry and the write) goes back to its bytes before the run; a
+    file a human edited since keeps the edit (as a forced rollback does)."""
+    ws = ctx.workspace
+    journal = Journal(ws, run_id)
+    restored: list[str] = []
+    if journal.exists():
+        known: dict[str, set[str | None]] = {}
+        for e in journal.entries():
+            known.setdefault(e.path, set()).update((e.before_sha, e.after_sha))
+        keep = keep_human_edit(ws, run_id, summary)
+
+        def on_conflict(rel: str, current: bytes, before: bytes | None) -> bytes | None:
+            if sha256(current) in known.get(rel, set()):
+                return before
+            return keep(rel, current, before)
+
+        restored = rollback(ws, run_id, on_conflict=on_conflict)
+    folder = ws.reports_dir / run_id
+    if folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+    revert_statuses(ctx.store, run_id)
+    return restored
+
+
+def resolve_interrupted(ctx: Any) -> list[str]:
+    """Find runs left "running" by a killed process (the caller holds the dream lock, so none is
+    alive) and undo each exactly; they are recorded as "interrupted". Returns their ids."""
+    store = ctx.store
+    rows = store.query("SELECT run_id, summary FROM dream_runs WHERE status = 'running' ORDER BY run_id DESC")
+    for row in rows:
+        run_id = row["run_id"]
+        restored = undo_interrupted(ctx, run_id, json.loads(row["summary"] or "{}"))
+        message = f"interrupted; undone by the next command ({len(restored)} file(s) restored)"
+        with store.lock:
+            store.conn.execute(
+                "UPDATE dream_runs SET status = 'interrupted', message = ? WHERE run_id = ?",
+                (message, run_id),
+            )
+            store.conn.commit()
+        ctx.log(PLUGIN, f"run {run_id}: {message}")
+    return [r["run_id"] for r in rows]
+
+
+def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, Any]:
+    """Undo a run's writes exactly; refuse (RollbackConflict) when a file was edited since,
+    unless ``force``: then keep the edit and remove only the run's own items (MEMORY.md, DREAMS.md;
+    any other file a human edited since is kept as it is and listed in ``conflicts``). A run left
+    "running" by a killed process is undone from its journal first (see :func:`resolve_interrupted`)."""
+    ctx = host.ctx
+    ws = ctx.workspace
+    store = ctx.store
     cfg = ctx.config(PLUGIN)
     with ws.lock("dream", timeout=float(cfg["lock_timeout_s"])):
+        with ws.lock("write", timeout=float(cfg["lock_timeout_s"])):
+            pass  # sweeps temp files a killed writer left
+        interrupted = resolve_interrupted(ctx)
+        rows = store.query("SELECT * FROM dream_runs WHERE run_id = ?", (run_id,))
+        if not rows:
+            raise InputError(f"no dream run {run_id!r} (see `lifelong dream history`)")
+        row = rows[0]
+        if run_id in interrupted:
+            return {
+                "version": 1,
+                "run_id": run_id,
+                "restored": [],
+                "forced": force,
+                "conflicts": [],
+                "statuses_reverted": 0,
+                "interrupted": True,
+                "message": row["message"],
+            }
+        if row["status"] in ("rolled_back", "interrupted"):
+            raise InputError(f"run {run_id} was already rolled back")
+        summary = json.loads(row["summary"] or "{}")
         journal = Journal(ws, run_id)
         restored: list[str] = []
+        conflicts: list[str] = []
         if journal.exists():
-            restored = rollback(ws, run_id, on_conflict=keep_edit if force else None)
+            keep = keep_human_edit(ws, run_id, summary) if force else None
+            restored = rollback(ws, run_id, on_conflict=keep)
+            conflicts = list(getattr(keep, "conflicts", []))
         folder = ws.reports_dir / run_id
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
         reverted = revert_statuses(store, run_id)
+        message = "rolled back" + (
+            f" (forced: human edits kept in {', '.join(conflicts)})" if conflicts else ""
+        )
         with store.lock:
             store.conn.execute(
                 "UPDATE dream_runs SET status = 'rolled_back', message = ? WHERE run_id = ?",
-                (f"rolled back{' (forced: human edits kept)' if force else ''}", run_id),
+                (message, run_id),
             )
             store.conn.commit()
     return {
@@ -415,7 +521,10 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
         "run_id": run_id,
         "restored": restored,
         "forced": force,
+        "conflicts": conflicts,
         "statuses_reverted": reverted,
+        "interrupted": False,
+        "message": message,
     }
 
 
