@@ -139,9 +139,13 @@ def rollback_cmd(run_id: str, force: bool, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(f"rolled back {run_id}{' (forced, human edits kept)' if force else ''}")
+    if data["interrupted"]:
+        click.echo(f"run {run_id} had been interrupted: {data['message']}")
+        return
+    kept = f" (forced: later edits kept in {', '.join(data['conflicts'])})" if data["conflicts"] else ""
+    click.echo(f"rolled back {run_id}{kept}")
     for rel in data["restored"]:
-        click.echo(f"  restored {rel}")
+        click.echo(f"  restored {rel}{' (edits kept)' if rel in data['conflicts'] else ''}")
 
 
 @dream_group.command("history")
