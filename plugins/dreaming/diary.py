@@ -14,6 +14,8 @@ from lifelong.errors import LLMOffline
 from lifelong.templates import PromptTemplates
 from lifelong.workspace import replace_region
 
+from .screening import neutralise
+
 PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
 
 HEADER = (
@@ -97,6 +99,7 @@ def entry(ctx: Any, run: Any) -> tuple[str, str]:
 
 def write_entry(ctx: Any, run: Any) -> None:
     text, source = entry(ctx, run)
+    text = neutralise(text, run.safety)  # no secret, no instruction-like line reaches the diary
     path = ctx.workspace.dreams_file
     current = path.read_text("utf-8") if path.exists() else HEADER
     run.journal.write(path, replace_region(current, region_name(run.run_id), text))

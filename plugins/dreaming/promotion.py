@@ -30,6 +30,7 @@ from .facts import (
 from .memory_file import Item, add_items, compact, existing_keys, memory_lines, topic_of
 from .rem import PROMPTS
 from .scoring import Score, ScoreConfig, Signals, score
+from .screening import screen_statement
 from .snippets import Snippet, carries_marker, is_report_junk, jaccard, similarity_tokens, words
 from .themes import concept_tags, richness
 
@@ -331,6 +332,20 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
             if sentence is not None:
                 live = replace(live, text=sentence)
                 merged_by = "model"
+        safe_text, secrets, rules = screen_statement(live.text)
+        if rules:  # reads as instructions to an agent, or carries the suite's own tags: never promoted
+            reason = f"reads as instructions to an agent ({', '.join(rules)}); never promoted"
+            for k in members:
+                pool.set_status(k, "blocked", run.run_id, reason)
+            blocked.append({"key": c.key, "text": live.text, "reason": reason, "by": "safety"})
+            if hasattr(run, "safety"):
+                run.safety.refused += 1
+                run.safety.refused_keys.append(c.key)
+            continue
+        if secrets:  # the daily keeps its text; the promoted statement carries it redacted
+            live = replace(live, text=safe_text)
+            if hasattr(run, "safety"):
+                run.safety.secrets_redacted += secrets
         tokens = similarity_tokens(live.text)
         others = [(f"MEMORY.md line {n}", text, t) for n, text, t in mem]
         others += [(f"{k}, promoted in this run", text, t) for k, text, t in chosen_tokens]

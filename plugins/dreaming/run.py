@@ -26,6 +26,7 @@ from .memory_file import remove_items, remove_run_region, restore_regions
 from .promotion import build_signals, deep_phase
 from .rem import rem_phase
 from .scoring import ScoreConfig, score
+from .screening import SafetyTally, neutralise, neutralise_json
 
 PLUGIN = "dreaming"
 PHASES = ("light", "rem", "deep")
@@ -68,6 +69,7 @@ class DreamRun:
     report_dir: str | None = None
     message: str = ""
     elapsed_ms: float = 0.0
+    safety: SafetyTally = field(default_factory=SafetyTally)
 
     @property
     def mode(self) -> str:
@@ -93,6 +95,7 @@ class DreamRun:
             "message": self.message,
             "phases": self.reports,
             "extra_phase_reports": self.extra_reports,
+            "safety": self.safety.as_json(),
         }
 
 
@@ -262,20 +265,23 @@ def write_reports(ctx: Any, run: DreamRun) -> None:
     ws = ctx.workspace
     folder = ws.reports_dir / run.run_id
     assert run.journal is not None
-    for phase, report in run.reports.items():
+    # secrets redacted and instruction-like lines withheld in every string a report carries
+    reports = neutralise_json(json.loads(json.dumps(run.reports, default=str)), run.safety)
+    for phase, report in reports.items():
         run.journal.write(
             folder / f"{phase}.json", json.dumps(report, indent=1, ensure_ascii=False, default=str)
         )
     if run.extra_reports:
-        run.journal.write(
-            folder / "extra.json", json.dumps(run.extra_reports, indent=1, ensure_ascii=False, default=str)
-        )
-    run.journal.write(folder / "report.md", render_report(run))
+        extra = neutralise_json(json.loads(json.dumps(run.extra_reports, default=str)), run.safety)
+        run.journal.write(folder / "extra.json", json.dumps(extra, indent=1, ensure_ascii=False, default=str))
+    run.journal.write(folder / "report.md", neutralise(render_report(run, reports)))
     run.report_dir = f".lifelong/reports/{run.run_id}"
 
 
-def render_report(run: DreamRun) -> str:
-    light, rem, deep_r = (run.reports.get(p, {}) for p in PHASES)
+def render_report(run: DreamRun, reports: dict[str, Any] | None = None) -> str:
+    reports = run.reports if reports is None else reports
+    light, rem, deep_r = (reports.get(p, {}) for p in PHASES)
+    promoted = deep_r.get("promoted", run.promoted)
     lines = [
         f"# Dream run {run.run_id}",
         "",
@@ -286,15 +292,15 @@ def render_report(run: DreamRun) -> str:
         f"- rem: {len(rem.get('themes', []))} themes, {len(rem.get('corrections', []))} corrections, "
         f"{rem.get('reinforced', 0)} candidates reinforced",
         f"- deep: {deep_r.get('scored', 0)} scored, {deep_r.get('passed_gates', 0)} passed the gates, "
-        f"{len(run.promoted)} promoted, {len(deep_r.get('dropped', []))} dropped, "
+        f"{len(promoted)} promoted, {len(deep_r.get('dropped', []))} dropped, "
         f"{len(deep_r.get('blocked', []))} blocked",
         "",
     ]
     if rem.get("summary"):
         lines += ["## Themes", "", rem["summary"], ""]
-    if run.promoted:
+    if promoted:
         lines += ["## Promoted", ""]
-        for p in run.promoted:
+        for p in promoted:
             comps = ", ".join(f"{k} {v:.2f}" for k, v in p["score"]["components"].items())
             lines.append(f"- {p['text']} (`{p['key']}`, {p['source']}) S={p['score']['total']:.3f}: {comps}")
             if p.get("decision") and p["decision"]["action"] != "allow":
@@ -324,6 +330,7 @@ def record_history(store: Any, run: DreamRun) -> None:
         "report_dir": run.report_dir,
         "themes": [t.tag for t in run.themes][:12],
         "journal": f".lifelong/journal/{run.run_id}" if run.journal is not None else None,
+        "safety": run.safety.as_json(),
     }
     with store.lock:
         store.conn.execute(

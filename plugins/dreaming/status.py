@@ -3,11 +3,24 @@ promoted, what MEMORY.md holds, and when a first dream is due."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from lifelong.contracts import StatusReport
 from lifelong.host import Context
 
 from .memory_file import existing_keys
 from .run import PLUGIN, history
+
+
+def safety_totals(store: Any) -> dict[str, int]:
+    """What every recorded run redacted or refused (rolled-back runs included: it happened)."""
+    row = store.conn.execute(
+        "SELECT coalesce(sum(json_extract(summary, '$.safety.secrets_redacted')), 0),"
+        " coalesce(sum(json_extract(summary, '$.safety.refused')), 0),"
+        " coalesce(sum(json_extract(summary, '$.safety.lines_withheld')), 0)"
+        " FROM dream_runs WHERE status NOT IN ('running', 'interrupted') AND json_valid(summary)"
+    ).fetchone()
+    return {"secrets_redacted": int(row[0]), "refused": int(row[1]), "lines_withheld": int(row[2])}
 
 
 def dreaming_status(ctx: Context) -> StatusReport:
@@ -33,6 +46,12 @@ def dreaming_status(ctx: Context) -> StatusReport:
     summary.append(
         f"{staged} candidate(s) staged; MEMORY.md holds {items} promoted item(s), {len(text.encode())} bytes"
     )
+    safety = safety_totals(store)
+    if any(safety.values()):
+        summary.append(
+            f"safety: {safety['secrets_redacted']} secret(s) redacted, {safety['refused']} instruction-like "
+            f"candidate(s) never promoted, {safety['lines_withheld']} diary/report line(s) withheld"
+        )
     budget = ctx.config(PLUGIN)["memory_max_bytes"]
     warnings = ()
     if len(text.encode()) > budget:
@@ -47,6 +66,7 @@ def dreaming_status(ctx: Context) -> StatusReport:
             "staged": staged,
             "memory_items": items,
             "memory_bytes": len(text.encode()),
+            "safety": safety,
         },
         warnings=warnings,
         next_steps=tuple(steps),
