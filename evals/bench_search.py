@@ -280,6 +280,7 @@ def build_corpus(root: Path, n: int, seed: int, n_queries: int, log: Callable[[s
     with clock.pinned(NOW):
         _reset_today(root)
         _fill_units(root, log)
+        _fill_terms(root, log)
     queries = make_queries(n, seed, n_queries)
     db = root / ".lifelong" / "index.sqlite"
     return Corpus(
@@ -444,6 +445,28 @@ def _fill_units(root: Path, log: Callable[[str], None]) -> None:
             )
             conn.execute("COMMIT")
         log(f"    added {missing:,} retrieval units to a corpus built before they existed")
+    finally:
+        host.close()
+
+
+def _fill_terms(root: Path, log: Callable[[str], None]) -> None:
+    """Units without their stored terms (``scoring.encode_terms``) get them, as the indexer
+    writes them."""
+    from lifelong_plugins.recall.scoring import encode_terms
+
+    host = _host(root)
+    try:
+        conn = host.store.conn
+        rows = conn.execute("SELECT id, text FROM units WHERE terms IS NULL").fetchall()
+        if not rows:
+            return
+        with host.store.lock:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(
+                "UPDATE units SET terms = ? WHERE id = ?", [(encode_terms(t), i) for i, t in rows]
+            )
+            conn.execute("COMMIT")
+        log(f"    stored the terms of {len(rows):,} units")
     finally:
         host.close()
 

@@ -29,6 +29,7 @@ from lifelong.errors import InputError, LifelongError
 from lifelong.workspace import Workspace, daily_date, find_regions, read_text_file, split_frontmatter
 
 from .chunking import chunk_markdown, chunk_units, retrieval_units, split_lines
+from .scoring import encode_terms
 from .vectors import (
     CENTROID_KEY,
     CENTROID_MIN_VECTORS,
@@ -503,9 +504,17 @@ class RecallIndex:
                 utext = unit.embedding_text()
                 uhash = hashlib.sha256(utext.encode("utf-8")).hexdigest()
                 ucur = conn.execute(
-                    "INSERT INTO units(chunk_id, start_line, end_line, heading, text, embed_hash)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (cid, unit.start_line, unit.end_line, unit.heading, unit.text, uhash),
+                    "INSERT INTO units(chunk_id, start_line, end_line, heading, text, embed_hash, terms)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        cid,
+                        unit.start_line,
+                        unit.end_line,
+                        unit.heading,
+                        unit.text,
+                        uhash,
+                        encode_terms(unit.text),
+                    ),
                 )
                 units_to_embed.append((ucur.lastrowid, uhash, utext))
         conn.execute(

@@ -51,6 +51,24 @@ def term_counts(text: str) -> tuple[dict[str, int], int]:
     return counts, n
 
 
+def encode_terms(text: str) -> str:
+    """What the index stores per unit so a search need not tokenise it: the length in words,
+    then the stems of its non-stop words (``"6 bug bug tw-418 bug"``)."""
+    counts, n = term_counts(text)
+    return " ".join([str(n), *(t for t, c in counts.items() for _ in range(c))])
+
+
+@lru_cache(maxsize=100_000)
+def decode_terms(encoded: str) -> tuple[dict[str, int], int]:
+    """The inverse of :func:`encode_terms`: (stem -> count, length in words)."""
+    parts = encoded.split(" ")
+    counts: dict[str, int] = {}
+    for t in parts[1:]:
+        if t:
+            counts[t] = counts.get(t, 0) + 1
+    return counts, int(parts[0])
+
+
 def idf(doc_freq: int, total_docs: int) -> float:
     """BM25's idf, never negative: ln(1 + (N - df + 0.5) / (df + 0.5))."""
     return math.log(1.0 + (max(total_docs, doc_freq) - doc_freq + 0.5) / (doc_freq + 0.5))
@@ -220,7 +238,11 @@ def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
 
 
 def mmr(
-    candidates: Sequence[Candidate], *, lam: float, limit: int, drop_above: float = 0.85
+    candidates: Sequence[Candidate],
+    *,
+    lam: float,
+    limit: int,
+    drop_above: float = 0.85,
 ) -> list[Candidate]:
     """Maximal marginal relevance over token-set Jaccard similarity: repeatedly pick the
     candidate maximising lam*score - (1-lam)*max_similarity_to_picked. Near-duplicates of an

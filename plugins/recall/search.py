@@ -28,6 +28,7 @@ from .scoring import (
     bm25_coverage,
     centred_cosine,
     decay_factor,
+    decode_terms,
     fts_plan,
     hybrid_score,
     idf,
@@ -321,15 +322,15 @@ class Searcher:
         sims = _dot(vecs, qvec)
         return {rows[i][0]: float(sims[i]) for i in range(len(rows))}
 
-    def _units_of(self, chunk_ids: list[int]) -> dict[int, list[tuple[int, int, int, str, str]]]:
-        """chunk id -> its units (id, start_line, end_line, heading, text), in line order."""
-        out: dict[int, list[tuple[int, int, int, str, str]]] = {}
-        for uid, cid, a, b, heading, text in self.conn.execute(
-            "SELECT id, chunk_id, start_line, end_line, heading, text FROM units WHERE chunk_id IN "
+    def _units_of(self, chunk_ids: list[int]) -> dict[int, list[tuple[int, int, int, str, str, str | None]]]:
+        """chunk id -> its units (id, start_line, end_line, heading, text, encoded terms), in line order."""
+        out: dict[int, list[tuple[int, int, int, str, str, str | None]]] = {}
+        for uid, cid, a, b, heading, text, terms in self.conn.execute(
+            "SELECT id, chunk_id, start_line, end_line, heading, text, terms FROM units WHERE chunk_id IN "
             "(SELECT value FROM json_each(?)) ORDER BY chunk_id, start_line",
             [json.dumps(chunk_ids)],
         ):
-            out.setdefault(cid, []).append((uid, a, b, heading, text))
+            out.setdefault(cid, []).append((uid, a, b, heading, text, terms))
         return out
 
     def _unit_cosines(self, qvec: np.ndarray, unit_ids: list[int]) -> dict[int, float]:
@@ -392,11 +393,11 @@ class Searcher:
         rows_u: list[tuple] = []  # chunk id, unit id, start, end, heading, text, counts, length, cosine
         chunk_counts: dict[int, tuple[dict[str, int], int]] = {}
         for cid, chunk in chunks.items():
-            own = units.get(cid) or [(-1, chunk.start_line, chunk.end_line, chunk.heading, chunk.text)]
+            own = units.get(cid) or [(-1, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, None)]
             merged: dict[str, int] = {}
             length = 0
-            for uid, a, b, heading, text in own:
-                counts, n = term_counts(text)
+            for uid, a, b, heading, text, encoded in own:
+                counts, n = decode_terms(encoded) if encoded else term_counts(text)
                 length += n
                 for t in terms:
                     if t in counts:
@@ -540,7 +541,12 @@ class Searcher:
         head = sorted(candidates, key=lambda c: c.score, reverse=True)[
             : max(cfg["mmr_pool"], 3 * req.max_results)
         ]
-        ranked = mmr(head, lam=cfg["mmr_lambda"], limit=len(head), drop_above=cfg["mmr_duplicate_threshold"])
+        ranked = mmr(
+            head,
+            lam=cfg["mmr_lambda"],
+            limit=len(head),
+            drop_above=cfg["mmr_duplicate_threshold"],
+        )
         passing = [c for c in ranked if c.score >= req.min_score]
         # lexical rescue (openclaw#25183): an exact keyword hit must not vanish under min_score;
         # rescued results follow the passing ones, so a larger k only adds results

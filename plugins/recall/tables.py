@@ -152,3 +152,19 @@ def m005_unit_heading(db):  # noqa: ANN001
     """Indexes that got an early form of m004 (without the units' own heading) gain the column."""
     if "heading" not in {c.name for c in db["units"].columns}:
         db.execute("ALTER TABLE units ADD COLUMN heading TEXT NOT NULL DEFAULT ''")
+
+
+@migrations()
+def m006_unit_terms(db):  # noqa: ANN001
+    """Each unit's length and stems, stored so a search does not tokenise its candidates
+    (``scoring.encode_terms``), filled here for the units an index already holds."""
+    from .scoring import encode_terms
+
+    if "terms" not in {c.name for c in db["units"].columns}:
+        db.execute("ALTER TABLE units ADD COLUMN terms TEXT")
+    rows = db.execute("SELECT id, text FROM units WHERE terms IS NULL").fetchall()
+    for i in range(0, len(rows), 5000):
+        db.conn.executemany(
+            "UPDATE units SET terms = ? WHERE id = ?",
+            [(encode_terms(t), uid) for uid, t in rows[i : i + 5000]],
+        )

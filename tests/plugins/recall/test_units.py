@@ -283,3 +283,23 @@ def test_chunk_vectors_from_units_embed_only_the_appended_unit(make_host) -> Non
     assert len(units) == 5 and np.allclose(
         np.frombuffer(blob, dtype=np.float32), mean / np.linalg.norm(mean), atol=1e-6
     )
+
+
+def test_units_store_their_terms_and_migration_m006_fills_old_rows(make_host) -> None:
+    from lifelong_plugins.recall import tables
+    from lifelong_plugins.recall.scoring import decode_terms
+    from sqlite_utils import Database
+
+    host = make_host({"memory/2026-03-04.md": NOTE}, **RECALL)
+    with clock.pinned(NOW):
+        service.index_for(host.ctx).sync()
+    rows = host.store.query("SELECT text, terms FROM units")
+    assert rows and all(decode_terms(r["terms"]) == term_counts(r["text"]) for r in rows)
+    host.store.execute("UPDATE units SET terms = NULL")
+    host.store.conn.commit()
+    tables.m006_unit_terms(Database(host.store.conn))  # what upgrading an index runs
+    host.store.conn.commit()
+    assert all(
+        decode_terms(r["terms"]) == term_counts(r["text"])
+        for r in host.store.query("SELECT text, terms FROM units")
+    )
