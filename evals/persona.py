@@ -978,7 +978,8 @@ def judge(month: PersonaMonth, night: int, source: str | list[str]) -> tuple[Lin
     labels = []
     for src in sources:
         path, _, lines = src.partition("#L")
-        start, end = (int(x.lstrip("L")) for x in lines.split("-")) if lines else (0, 0)
+        bounds = [int(x.lstrip("L")) for x in lines.split("-")] if lines else [0]
+        start, end = bounds[0], bounds[-1]  # "#L4-L5" or a single line "#L4"
         found = [month.labels.get((path, n)) for n in range(start, end + 1)]
         found = [x for x in found if x is not None and x.kind != "heading"] or [
             month.labels.get((path, start))
