@@ -36,7 +36,7 @@ class RollbackConflict(LifelongError):
 class JournalEntry:
     path: str
     before_sha: str | None
-    after_sha: str
+    after_sha: str | None  # None: the write removed the file (see Journal.remove)
     blob: str | None
 
 
@@ -62,6 +62,30 @@ class Journal:
 
     def exists(self) -> bool:
         return self.entries_path.exists()
+
+    def remove(self, path: Path, *, action: str = "remove") -> None:
+        """Delete ``path`` (inside the workspace), journaling its bytes so a rollback recreates it."""
+        path = self.workspace.resolve(path)
+        if not path.exists():
+            return
+        before = path.read_bytes()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        entries = self.entries()
+        blob = f"prev-{len(entries)}.bin"
+        atomic_write(self.dir / blob, before)
+        entries.append(JournalEntry(self.workspace.relpath(path), sha256(before), None, blob))
+        atomic_write(self.entries_path, "[\n" + ",\n".join(json.dumps(e.__dict__) for e in entries) + "\n]")
+        rel = entries[-1].path
+        path.unlink()
+        audit.record(
+            self.workspace,
+            path=rel,
+            action=action,
+            run_id=self.run_id,
+            plugin=self.plugin,
+            before_sha=entries[-1].before_sha,
+            after_sha=None,
+        )
 
     def write(self, path: Path, data: bytes | str, *, action: str = "write") -> None:
         """Atomically write ``data`` to ``path`` (inside the workspace), journaling the old bytes
@@ -109,9 +133,11 @@ def rollback(
     run_id: str,
     *,
     on_conflict: Callable[[str, bytes, bytes | None], bytes | None] | None = None,
+    record_in: Journal | None = None,
 ) -> list[str]:
     """Undo every write of ``run_id``. Returns the paths restored. Raises RollbackConflict (and
-    changes nothing) when a file was edited since and no ``on_conflict`` resolves it."""
+    changes nothing) when a file was edited since and no ``on_conflict`` resolves it. With
+    ``record_in``, the rollback's own writes go through it, so the rollback can be undone too."""
     journal = Journal(workspace, run_id)
     entries = journal.entries()
     if not entries:
@@ -131,6 +157,9 @@ def rollback(
         if current is not None and sha256(current) == e_last.after_sha:
             plan.append((path, before))
             continue
+        if current is None and e_last.after_sha is None:
+            plan.append((path, before))  # the run removed it: recreate
+            continue
         if current is not None and before is not None and sha256(current) == e_first.before_sha:
             continue  # already restored
         if current is None and before is None:
@@ -144,6 +173,14 @@ def rollback(
         plan.append((path, resolved))
     restored = []
     for path, data in plan:
+        if record_in is not None:
+            rel = workspace.relpath(path) if path.exists() else str(path.relative_to(workspace.root))
+            if data is None:
+                record_in.remove(path, action="rollback-delete")
+            else:
+                record_in.write(path, data, action="rollback")
+            restored.append(rel)
+            continue
         before_sha = sha256(path.read_bytes()) if path.exists() else None
         if data is None:
             if path.exists():

@@ -320,15 +320,27 @@ class CandidatePool:
             pool.alias[occ.snippet_key] = occ.key
         return pool
 
-    def save(self, store: Any, run_id: str, *, meta: dict[str, str] | None = None) -> None:
-        """Write the pool's changes, and the ``meta`` entries (the recall-event watermark), in one
-        transaction: a crash keeps all of them or none."""
+    def save(
+        self,
+        store: Any,
+        run_id: str,
+        *,
+        meta: dict[str, str] | None = None,
+        item_hashes: dict[str, str] | None = None,
+    ) -> None:
+        """Write the pool's changes, the ``meta`` entries (the recall-event watermark) and the
+        hashes of the items the run wrote to MEMORY.md, in one transaction: a crash keeps all of
+        them or none."""
         conn = store.conn
         with store.lock:
             conn.execute("BEGIN")
             try:
                 conn.executemany(
                     "INSERT OR REPLACE INTO dream_meta(key, value) VALUES (?, ?)", list((meta or {}).items())
+                )
+                conn.executemany(
+                    "INSERT OR REPLACE INTO dream_items(key, sha, run_id) VALUES (?, ?, ?)",
+                    [(k, h, run_id) for k, h in (item_hashes or {}).items()],
                 )
                 rows = [c.row() for c in self.candidates.values() if c.dirty or c.is_new]
                 if rows:

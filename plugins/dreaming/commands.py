@@ -142,10 +142,9 @@ def rollback_cmd(run_id: str, force: bool, as_json: bool) -> None:
     if data["interrupted"]:
         click.echo(f"run {run_id} had been interrupted: {data['message']}")
         return
-    kept = f" (forced: later edits kept in {', '.join(data['conflicts'])})" if data["conflicts"] else ""
-    click.echo(f"rolled back {run_id}{kept}")
+    click.echo(f"{run_id}: {data['message']}")
     for rel in data["restored"]:
-        click.echo(f"  restored {rel}{' (edits kept)' if rel in data['conflicts'] else ''}")
+        click.echo(f"  restored {rel}{' (edits made since kept)' if rel in data['conflicts'] else ''}")
 
 
 @dream_group.command("history")

@@ -62,6 +62,15 @@ def evictions_text(evicted: list[str]) -> str:
     )
 
 
+def human_edits_text(edits: list[dict[str, str]]) -> str:
+    """The edits a human made inside the managed sections of MEMORY.md, kept and listed."""
+    if not edits:
+        return ""
+    shown = "".join(f"- {e['kind']} in {e['section']}: {e['text'][:120]}\n" for e in edits[:10])
+    more = f"- … and {len(edits) - 10} more\n" if len(edits) > 10 else ""
+    return f"I found {len(edits)} edit(s) of yours inside my sections of MEMORY.md and kept them as written:\n{shown}{more}"
+
+
 def sanitise(text: str, limit: int = 1500) -> str:
     """Model output as plain text: no HTML comments (so no fences), no headings, bounded."""
     text = re.sub(r"<!--.*?(-->|$)", "", text, flags=re.S)
@@ -99,6 +108,9 @@ def entry(ctx: Any, run: Any) -> tuple[str, str]:
 
 def write_entry(ctx: Any, run: Any) -> None:
     text, source = entry(ctx, run)
+    edits = human_edits_text(getattr(run, "human_edits", []))
+    if edits:
+        text = text.rstrip("\n") + "\n\n" + edits
     text = neutralise(text, run.safety)  # no secret, no instruction-like line reaches the diary
     path = ctx.workspace.dreams_file
     current = path.read_text("utf-8") if path.exists() else HEADER

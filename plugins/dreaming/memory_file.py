@@ -23,6 +23,7 @@ did is returned so the run can report it (the diary lists evictions).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 
@@ -202,6 +203,70 @@ def remove_items(text: str, keys: set[str]) -> str:
     return text
 
 
+def item_hash(text: str) -> str:
+    """The hash of an item's text as written (markers and spacing ignored): a human who changes
+    the value changes the hash."""
+    return hashlib.sha256(clean_item_text(text).encode("utf-8")).hexdigest()[:12]
+
+
+_STRUCK = re.compile(r"^~~(?P<text>.+)~~ \(superseded by .*\)$")
+
+
+def item_text(line: str) -> str:
+    """The text of an item line before its key marker, without the bullet."""
+    m = _KEY_RE.search(line)
+    head = line[: m.start()] if m else line
+    return clean_item_text(re.sub(r"^\s*([-*+]|\d+[.)])\s+", "", head))
+
+
+def edited_by_human(line: str, written: dict[str, str]) -> bool:
+    """An item line whose text no longer hashes to what a run wrote (the supersede gate's
+    strike-through, ``~~text~~ (superseded by …)``, is an automatic edit, not a human's)."""
+    m = _KEY_RE.search(line)
+    if not m or m.group(1) not in written:
+        return False
+    text = item_text(line)
+    struck = _STRUCK.match(text)
+    return item_hash(struck.group("text") if struck else text) != written[m.group(1)]
+
+
+def _own_heading(region: str, line: str) -> bool:
+    stripped = line.strip()
+    if region.startswith(TOPIC_PREFIX):
+        return any(stripped == f"## {h}" for slug, h, _ in TOPICS if topic_region(slug) == region)
+    return stripped == COMPACTED_HEADING or stripped.startswith("## Promoted ")
+
+
+def human_edits(text: str, written: dict[str, str]) -> list[dict[str, str]]:
+    """What a human changed inside the managed sections of MEMORY.md: items whose text no longer
+    hashes to what a run wrote (``written``: key -> :func:`item_hash`), text added after a key
+    marker, and headings or lines added inside a fence. Items written before hashes were kept
+    (no entry in ``written``) count as unedited."""
+    out: list[dict[str, str]] = []
+    for region in find_regions(text):
+        if not (region.name.startswith(TOPIC_PREFIX) or region.name.startswith(PROMOTED_PREFIX)):
+            continue
+        for line in region.body(text).split("\n"):
+            stripped = line.strip()
+            if not stripped:
+                continue
+            m = _KEY_RE.search(line)
+            if m:
+                key = m.group(1)
+                if edited_by_human(line, written):
+                    out.append(
+                        {"kind": "changed item", "key": key, "section": region.name, "text": item_text(line)}
+                    )
+                elif line[m.end() :].strip():
+                    out.append({"kind": "note on item", "key": key, "section": region.name, "text": stripped})
+            elif stripped.startswith("#"):
+                if not _own_heading(region.name, line):
+                    out.append({"kind": "added heading", "key": "", "section": region.name, "text": stripped})
+            else:
+                out.append({"kind": "added line", "key": "", "section": region.name, "text": stripped})
+    return out
+
+
 def has_human_text(line: str) -> bool:
     """An item line a human wrote on: sticky, or text after its key marker."""
     m = _KEY_RE.search(line)
@@ -239,6 +304,7 @@ class Compaction:
     merged_regions: list[str] = field(default_factory=list)
     evicted: list[dict[str, str]] = field(default_factory=list)
     skipped_sticky: list[str] = field(default_factory=list)
+    skipped_human: list[str] = field(default_factory=list)  # items and sections kept for a human's edit
     over_budget: bool = False
     note: str = ""
     evict_cap: int = 0
@@ -263,6 +329,7 @@ class Compaction:
             "merged_regions": self.merged_regions,
             "evicted": self.evicted,
             "skipped_sticky": self.skipped_sticky,
+            "skipped_human": self.skipped_human,
             "over_budget": self.over_budget,
             "evict_cap": self.evict_cap,
             "note": self.note,
@@ -289,10 +356,14 @@ def _replace_span(text: str, region: Region, name: str, body: str) -> str:
     return text[: region.start] + block + text[region.end :]
 
 
-def _evictable(text: str, keep_keys: set[str]) -> list[tuple[str, str, int, str]]:
+def _evictable(
+    text: str, keep_keys: set[str], written: dict[str, str] | None = None
+) -> list[tuple[str, str, int, str]]:
     """(promoted-on date, region, line index in the body, key) of every item compaction may evict:
-    managed, not sticky, no human text on its line, not promoted by this run. Oldest first; the
-    compacted region (items with no date) before everything else."""
+    managed, not sticky, no human text on its line, its text as a run wrote it (``written``
+    hashes), not promoted by this run. Oldest first; the compacted region (items with no date)
+    before everything else."""
+    written = written or {}
     out = []
     for region in find_regions(text):
         if not (region.name.startswith(TOPIC_PREFIX) or region.name == COMPACTED):
@@ -304,6 +375,8 @@ def _evictable(text: str, keep_keys: set[str]) -> list[tuple[str, str, int, str]
             m = _KEY_RE.search(line)
             if not m or line.lstrip().startswith("#") or has_human_text(line) or m.group(1) in keep_keys:
                 continue
+            if edited_by_human(line, written):
+                continue  # a human changed its value: kept
             on = _ON_RE.search(line)
             out.append((on.group(1) if on else "", region.name, i, m.group(1)))
     out.sort()
@@ -317,15 +390,21 @@ def compact(
     keep: set[str],
     keep_keys: set[str] | None = None,
     max_evict_fraction: float = 0.1,
+    written: dict[str, str] | None = None,
 ) -> tuple[str, Compaction]:
     """Bring ``text`` within ``budget`` bytes, touching only managed promoted sections and never
     the current run's (``keep`` regions, ``keep_keys`` items). Merging first: old per-night
     ``promoted-<run>`` regions (from before topic sections) fold into one compacted region, then
     item citations are dropped, oldest first (the keys stay, the candidates keep their sources);
     only then the oldest items are evicted, at most ``max_evict_fraction`` of the items in one
-    run (at least one). Pure."""
+    run (at least one). What a human edited inside a fence (:func:`human_edits`, given the hashes
+    runs ``written``) is never merged, rewritten or evicted. Pure."""
     keep_keys = keep_keys or set()
+    written = written or {}
     report = Compaction(budget=budget, before_bytes=_size(text))
+    edited = human_edits(text, written)
+    report.skipped_human = sorted({e["key"] or e["section"] for e in edited})
+    edited_sections = {e["section"] for e in edited}
     if report.before_bytes <= budget:
         report.after_bytes = report.before_bytes
         return text, report
@@ -345,6 +424,8 @@ def compact(
         if region_has_sticky(body):
             report.skipped_sticky.append(region.name)
             continue
+        if region.name in edited_sections:
+            continue  # a human wrote inside it: merging would rewrite their lines
         lines = [_compact_line(ln) for ln in _item_lines(body)]
         existing = read_region(text, COMPACTED)
         if existing is None:
@@ -357,7 +438,7 @@ def compact(
         report.merged_regions.append(region.name)
     # drop citations from topic items, oldest first (merging what is written, evicting nothing)
     if _size(text) > budget:
-        for _on, name, index, _key in _evictable(text, keep_keys):
+        for _on, name, index, _key in _evictable(text, keep_keys, written):
             if _size(text) <= budget:
                 break
             if not name.startswith(TOPIC_PREFIX):
@@ -373,7 +454,7 @@ def compact(
     if _size(text) > budget:
         total = len(existing_keys(text))
         cap = max(1, int(max_evict_fraction * total))
-        for _on, name, _index, key in _evictable(text, keep_keys):
+        for _on, name, _index, key in _evictable(text, keep_keys, written):
             if _size(text) <= budget or len(report.evicted) >= cap:
                 break
             body = read_region(text, name) or ""

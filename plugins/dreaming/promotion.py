@@ -27,7 +27,16 @@ from .facts import (
     names_seen,
     values_of,
 )
-from .memory_file import Item, add_items, compact, existing_keys, memory_lines, topic_of
+from .memory_file import (
+    Item,
+    add_items,
+    compact,
+    existing_keys,
+    human_edits,
+    item_hash,
+    memory_lines,
+    topic_of,
+)
 from .rem import PROMPTS
 from .scoring import Score, ScoreConfig, Signals, score
 from .screening import screen_statement
@@ -267,6 +276,11 @@ def candidate_json(s: Scored) -> dict[str, Any]:
     }
 
 
+def written_hashes(store: Any) -> dict[str, str]:
+    """key -> hash of the text each promoted item had when a run wrote it."""
+    return dict(store.conn.execute("SELECT key, sha FROM dream_items").fetchall())
+
+
 def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
     cfg = run.config
     pool: CandidatePool = run.pool
@@ -401,6 +415,8 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
     ]
     compaction = None
     written_bytes = len(memory_text.encode("utf-8"))
+    hashes = written_hashes(ctx.store)
+    edits = human_edits(memory_text, hashes)
     if items:
         keep_keys = {i.key for i in items}
         with ws.lock("write", timeout=10.0) if not run.dry_run else contextlib.nullcontext():
@@ -412,7 +428,9 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
                 keep=set(),
                 keep_keys=keep_keys,
                 max_evict_fraction=cfg.get("max_evict_fraction", 0.1),
+                written=hashes,
             )
+            edits = human_edits(current, hashes)
             if not run.dry_run:
                 run.journal.write(memory_path, new_text)
             written_bytes = len(new_text.encode("utf-8"))
@@ -429,6 +447,8 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
                 if ev["key"] in pool.candidates:
                     pool.set_status(ev["key"], "evicted", run.run_id, "compacted out of MEMORY.md")
     run.compaction = compaction
+    run.item_hashes = {i.key: item_hash(i.text) for i in items}
+    run.human_edits = edits
     promoted = []
     for s, live, decision, sources in chosen:
         entry = {
@@ -470,6 +490,7 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
         "expired": expired,
         "near_misses": near_misses,
         "compaction": compaction.as_json() if compaction else None,
+        "human_edits": edits,
         "memory_file": ws.relpath(memory_path) if memory_path.exists() else "MEMORY.md",
         "memory_bytes": written_bytes,
         "written_at": now_ts,

@@ -70,6 +70,8 @@ class DreamRun:
     message: str = ""
     elapsed_ms: float = 0.0
     safety: SafetyTally = field(default_factory=SafetyTally)
+    item_hashes: dict[str, str] = field(default_factory=dict)  # key -> hash of the text written
+    human_edits: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def mode(self) -> str:
@@ -249,7 +251,7 @@ def finalize(ctx: Any, run: DreamRun) -> None:
         run.message = "no new material"
         return
     # the recall-event watermark moves in the same transaction as the signals it produced
-    pool.save(store, run.run_id, meta=watermark)
+    pool.save(store, run.run_id, meta=watermark, item_hashes=run.item_hashes)
     ctx.hook("after_consolidation", ctx=ctx, run=run)
     if run.config["diary"]:
         try:
@@ -369,15 +371,36 @@ def history(store: Any, limit: int = 50) -> list[dict[str, Any]]:
     return rows
 
 
-def revert_statuses(store: Any, run_id: str) -> int:
+def revert_statuses(store: Any, run_id: str, *, log_as: str | None = None) -> int:
     """Undo the run's status changes. A candidate the run staged stays staged (what was learned
-    from the notes and recalls is kept; only the run's decisions are undone)."""
+    from the notes and recalls is kept; only the run's decisions are undone). With ``log_as``,
+    each change is itself logged under that id (a forced rollback), so it can be undone too."""
     log = store.conn.execute(
         "SELECT key, old_status, old_status_run, old_status_reason FROM dream_status_log WHERE run_id = ?"
         " ORDER BY seq DESC",
         (run_id,),
     ).fetchall()
+    fresh_keys = [
+        r[0]
+        for r in store.conn.execute(
+            "SELECT key FROM dream_candidates WHERE status_run = ? AND status != 'staged'", (run_id,)
+        )
+    ]
     with store.lock:
+        if log_as is not None:
+            seq = 0
+            for key in [k for k, *_ in log] + fresh_keys:
+                row = store.conn.execute(
+                    "SELECT status, status_run, status_reason FROM dream_candidates WHERE key = ?", (key,)
+                ).fetchone()
+                if row is None:
+                    continue
+                store.conn.execute(
+                    "INSERT INTO dream_status_log(run_id, seq, key, old_status, old_status_run, old_status_reason,"
+                    " new_status) VALUES (?, ?, ?, ?, ?, ?, 'reverted')",
+                    (log_as, seq, key, *row),
+                )
+                seq += 1
         for key, old, old_run, old_reason in log:
             store.conn.execute(
                 "UPDATE dream_candidates SET status = ?, status_run = ?, status_reason = ?,"
@@ -475,8 +498,10 @@ def resolve_interrupted(ctx: Any) -> list[str]:
 def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, Any]:
     """Undo a run's writes exactly; refuse (RollbackConflict) when a file was edited since,
     unless ``force``: then keep the edit and remove only the run's own items (MEMORY.md, DREAMS.md;
-    any other file a human edited since is kept as it is and listed in ``conflicts``). A run left
-    "running" by a killed process is undone from its journal first (see :func:`resolve_interrupted`)."""
+    any other file changed since is kept as it is and listed in ``conflicts``). A forced rollback
+    is itself a run (mode ``rollback``, status ``applied``) with its own journal and status log:
+    ``dream rollback`` of its id puts back exactly what it changed. A run left "running" by a
+    killed process is undone from its journal first (see :func:`resolve_interrupted`)."""
     ctx = host.ctx
     ws = ctx.workspace
     store = ctx.store
@@ -498,26 +523,54 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
                 "conflicts": [],
                 "statuses_reverted": 0,
                 "interrupted": True,
+                "undo_run": None,
                 "message": row["message"],
             }
         if row["status"] in ("rolled_back", "interrupted"):
             raise InputError(f"run {run_id} was already rolled back")
         summary = json.loads(row["summary"] or "{}")
         journal = Journal(ws, run_id)
+        undo = Journal(ws, f"undo-{new_run_id(ctx.now())}", plugin=PLUGIN) if force else None
         restored: list[str] = []
         conflicts: list[str] = []
         if journal.exists():
             keep = keep_human_edit(ws, run_id, summary) if force else None
-            restored = rollback(ws, run_id, on_conflict=keep)
+            restored = rollback(ws, run_id, on_conflict=keep, record_in=undo)
             conflicts = list(getattr(keep, "conflicts", []))
         folder = ws.reports_dir / run_id
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
-        reverted = revert_statuses(store, run_id)
+        reverted = revert_statuses(store, run_id, log_as=undo.run_id if undo else None)
         message = "rolled back" + (
-            f" (forced: human edits kept in {', '.join(conflicts)})" if conflicts else ""
+            f" (forced: edits made since kept in {', '.join(conflicts)})" if conflicts else ""
         )
         with store.lock:
+            if undo is not None:
+                message += f"; `lifelong dream rollback {undo.run_id}` undoes this rollback"
+                store.conn.execute(
+                    "INSERT INTO dream_runs(run_id, started_at, finished_at, mode, status, message, summary)"
+                    " VALUES (?, ?, ?, 'rollback', 'applied', ?, ?)",
+                    (
+                        undo.run_id,
+                        ctx.now().isoformat(timespec="seconds"),
+                        ctx.now().isoformat(timespec="seconds"),
+                        f"forced rollback of {run_id}",
+                        json.dumps(
+                            {
+                                "undoes": run_id,
+                                "undone_status": row["status"],
+                                "undone_message": row["message"],
+                                "conflicts": conflicts,
+                                "journal": f".lifelong/journal/{undo.run_id}" if undo.exists() else None,
+                            }
+                        ),
+                    ),
+                )
+            if summary.get("undoes"):  # rolling back a forced rollback: the run it undid stands again
+                store.conn.execute(
+                    "UPDATE dream_runs SET status = ?, message = ? WHERE run_id = ?",
+                    (summary.get("undone_status") or "ok", summary.get("undone_message"), summary["undoes"]),
+                )
             store.conn.execute(
                 "UPDATE dream_runs SET status = 'rolled_back', message = ? WHERE run_id = ?",
                 (message, run_id),
@@ -531,6 +584,7 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
         "conflicts": conflicts,
         "statuses_reverted": reverted,
         "interrupted": False,
+        "undo_run": undo.run_id if undo is not None else None,
         "message": message,
     }
 

@@ -8,7 +8,7 @@ from typing import Any
 from lifelong.contracts import StatusReport
 from lifelong.host import Context
 
-from .memory_file import existing_keys
+from .memory_file import existing_keys, human_edits
 from .run import PLUGIN, history
 
 
@@ -52,6 +52,12 @@ def dreaming_status(ctx: Context) -> StatusReport:
             f"safety: {safety['secrets_redacted']} secret(s) redacted, {safety['refused']} instruction-like "
             f"candidate(s) never promoted, {safety['lines_withheld']} diary/report line(s) withheld"
         )
+    edits = human_edits(text, dict(store.conn.execute("SELECT key, sha FROM dream_items").fetchall()))
+    if edits:
+        summary.append(
+            f"{len(edits)} human edit(s) inside MEMORY.md's managed sections, kept "
+            f"(never compacted or evicted): {'; '.join(e['kind'] + ' in ' + e['section'] for e in edits[:3])}"
+        )
     budget = ctx.config(PLUGIN)["memory_max_bytes"]
     warnings = ()
     if len(text.encode()) > budget:
@@ -67,6 +73,7 @@ def dreaming_status(ctx: Context) -> StatusReport:
             "memory_items": items,
             "memory_bytes": len(text.encode()),
             "safety": safety,
+            "human_edits": edits,
         },
         warnings=warnings,
         next_steps=tuple(steps),

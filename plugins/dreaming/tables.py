@@ -112,3 +112,13 @@ def m002_fact_vectors_and_line_maps(db):  # noqa: ANN001 - sqlite-utils passes t
             hashes TEXT NOT NULL,          -- JSON list: 12-hex hash of every line, in order
             PRIMARY KEY (path, ts)
         )""")
+
+
+@migrations()
+def m003_item_hashes(db):  # noqa: ANN001 - sqlite-utils passes the Database
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS dream_items (
+            key TEXT PRIMARY KEY,          -- a promoted item's key
+            sha TEXT NOT NULL,             -- hash of its text as the run wrote it (memory_file.item_hash)
+            run_id TEXT NOT NULL
+        )""")

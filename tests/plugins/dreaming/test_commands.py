@@ -98,11 +98,21 @@ def test_dry_run_then_run_then_history_explain_rollback(tmp_path: Path) -> None:
     assert refused.output.count("\n") == 1 and refused.output.startswith(
         "error: MEMORY.md was edited after run"
     )
+    pre_force = memory.read_bytes()
     forced = cli_run(*w, "dream", "rollback", run_id, "--force").output
-    assert f"rolled back {run_id} (forced" in forced
+    assert f"{run_id}: rolled back (forced: edits made since kept in MEMORY.md)" in forced
+    undo_id = forced.split("`lifelong dream rollback ")[1].split("`")[0]
     text = memory.read_text()
     assert "metric units, always." in text and f"key:{key}" not in text
     assert "rolled_back" in cli_run(*w, "dream", "history").output
+    # the forced rollback is itself reversible: undoing it brings back the run's item and the edit
+    cli_run(*w, "dream", "rollback", undo_id)
+    assert memory.read_bytes() == pre_force
+    assert "status promoted" in cli_run(*w, "dream", "explain", key).output
+    runs = {
+        r["run_id"]: r["status"] for r in json.loads(cli_run(*w, "dream", "history", "--json").output)["runs"]
+    }
+    assert runs == {run_id: "ok", undo_id: "rolled_back"}
 
 
 def test_a_second_concurrent_run_fails_with_one_line(tmp_path: Path) -> None:
