@@ -3,7 +3,8 @@ fleet's task queue. It is never offered to a model (registered with ``agent=Fals
 
 Idempotent per night: the first run that completes for a night (status ok or nothing) is recorded
 under ``night:YYYY-MM-DD`` in ``dream_meta``; a later call for the same night returns that run
-instead of dreaming again. A run interrupted before it was recorded is simply run again: the
+instead of dreaming again. A run killed mid-way is undone from its journal by the next call (it is
+on record as ``running`` from before its first write) and the night is simply run again: the
 candidate pool keys every promotion, so a second run over the same material promotes nothing twice.
 """
 
