@@ -461,6 +461,17 @@ class Searcher:
         pre = self.ctx.first("retrieval_pre", ctx=self.ctx, request=req)
         if pre is not None:
             results = [c if isinstance(c, Candidate) else Candidate(**c) for c in pre]
+            # re-scoring plugins see these too (the supersede gate hides closed facts; task focus
+            # leaves an answer of the concept index alone), and other corpora are merged as below
+            for post in self.ctx.hook("retrieval_post", ctx=self.ctx, request=req, candidates=results):
+                if isinstance(post, list):
+                    results = post
+            if req.corpus in ("wiki", "all"):
+                for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
+                    results.extend(c if isinstance(c, Candidate) else Candidate(**c) for c in extra)
+            results = [
+                c for c in sorted(results, key=lambda c: c.score, reverse=True) if c.score >= req.min_score
+            ]
             results = (
                 within_budget(results, req.max_tokens, cfg["snippet_chars"], query_terms(req.query))
                 if req.max_tokens is not None
@@ -647,6 +658,8 @@ def result_json(
             else None
         ),
     }
+    if c.extra:  # what a plugin attached: a wiki hit's claim id and evidence, a concept match
+        out["extra"] = c.extra
     if c.superseded_by or c.validity_end is not None:
         out["superseded_by"] = c.superseded_by
         out["validity_end"] = (

@@ -53,6 +53,8 @@ def retrieval_post(
     share is damped in valid-at/all modes so task bias alone cannot lift it over the current one."""
     if not candidates or request.session is None:
         return None
+    if any(c.extra.get("answered_by") == "concepts" for c in candidates):
+        return None  # the concept index answered: no hybrid ranking ran to condition on a task
     cfg = ctx.config(PLUGIN)
     doc_freq, total, idf = corpus_doc_freq(ctx)
     task = task_of(ctx, request, doc_freq, total)

@@ -55,7 +55,7 @@ def test_mcp_lists_and_calls_tools_and_reads_resources(make_workspace) -> None:
     assert tools["memory_search"].annotations.read_only_hint is False  # it records recall events
     assert "Records what was looked up" in tools["memory_search"].description
     assert tools["memory_get"].annotations.read_only_hint is True
-    assert out["found"]["results"][0]["citation"] == "Source: memory/2026-03-04.md#L1-L2"
+    assert out["found"]["results"][0]["citation"] == "Source: memory/2026-03-04.md#L2-L2"  # the matching line
     for key, message in (
         ("refused", "outside the workspace"),
         ("bad_type", "max_results: invalid value 'many'"),

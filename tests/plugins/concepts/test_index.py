@@ -146,3 +146,42 @@ def test_no_effect_when_disabled(make_host) -> None:
         host.call_tool("memory_index", {})
         out = host.call_tool("memory_search", {"query": "glacier"})
     assert out["results"] and host.implementers("retrieval_pre") == []
+
+
+RESCORER = """
+from lifelong.contracts import Candidate
+
+@hookimpl
+def retrieval_post(ctx, request, candidates):
+    for c in candidates:
+        c.extra = {**c.extra, "seen_by": "rescorer"}
+    return [c for c in candidates if "2026-03-02" not in c.path]
+
+@hookimpl
+def corpus_supplement(ctx, request):
+    return [Candidate(chunk_id=-1, path="notes/ext.md", start_line=1, end_line=1,
+                      text="Glacier vault policy", corpus="ext", score=0.99)]
+"""
+
+
+def test_an_answer_of_the_index_goes_through_the_rescoring_and_supplement_hooks(
+    make_host, write_plugin
+) -> None:
+    """The concept index answering does not bypass retrieval_post (the supersede gate hides
+    closed facts there) or corpus_supplement (corpus all merges the wiki)."""
+    rescorer = write_plugin("rescorer", RESCORER, ["retrieval_post", "corpus_supplement"])
+    h = make_host(
+        FILES,
+        {"embedding": {"provider": "none"}},
+        builtins=("embeddings", "concepts", "recall"),
+        extra_plugins=[rescorer],
+        entry_points=False,
+    )
+    with clock.pinned(NOW):
+        h.call_tool("memory_index", {})
+    memory = search(h, "glacier")
+    both = search(h, "glacier", corpus="all")
+    assert memory["results"] and all(r["extra"]["answered_by"] == "concepts" for r in memory["results"])
+    assert all(r["extra"]["seen_by"] == "rescorer" for r in memory["results"])
+    assert [r["path"] for r in memory["results"]] == ["memory/2026-03-09.md"]  # the hook's filter held
+    assert "notes/ext.md" in [r["path"] for r in both["results"]]
