@@ -106,7 +106,13 @@ def _watch(host: Any, idx: Any) -> None:
 
 @click.command("search")
 @click.argument("query")
-@click.option("--max-results", "-k", type=int, default=None, help="How many results (default 6).")
+@click.option(
+    "--max-results",
+    "-k",
+    type=int,
+    default=None,
+    help=f"How many results (default {service.DEFAULTS['max_results']}).",
+)
 @click.option(
     "--max-tokens",
     type=int,
@@ -117,7 +123,8 @@ def _watch(host: Any, idx: Any) -> None:
     "--min-score",
     type=float,
     default=None,
-    help="Drop results below this score (default: the configured min_score, 0.2).",
+    help=f"Drop results below this score (default {service.DEFAULTS['min_score']}, "
+    "or the workspace's recall.min_score).",
 )
 @click.option("--corpus", type=click.Choice(["memory", "wiki", "all"]), default="memory", show_default=True)
 @click.option(
@@ -217,7 +224,12 @@ def search_cmd(
 @click.command("get")
 @click.argument("path")
 @click.option("--from", "start", type=int, default=None, help="First line, 1-based.")
-@click.option("--lines", type=int, default=None, help="Number of lines.")
+@click.option(
+    "--lines",
+    type=int,
+    default=None,
+    help=f"Number of lines (default: the whole file, at most {service.DEFAULTS['get_max_lines']}).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def get_cmd(path: str, start: int | None, lines: int | None, as_json: bool) -> None:
     """Print lines of a memory file (workspace-relative PATH)."""

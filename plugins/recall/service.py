@@ -3,15 +3,30 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from lifelong import clock
 from lifelong.errors import InputError, LifelongError
+from lifelong.host import load_manifest
 
 from .index import RecallIndex, is_generated_path
 from .search import Searcher, SearchOutcome, SearchRequest, result_json
 
 PLUGIN = "recall"
+
+# the config schema's defaults (plugin.yaml): help texts and tool schemas quote these, so they
+# cannot drift from what applies
+CONFIG_PROPERTIES: dict[str, dict[str, Any]] = load_manifest(sys.modules[__package__], PLUGIN)[
+    "config_schema"
+]["properties"]
+DEFAULTS: dict[str, Any] = {key: prop.get("default") for key, prop in CONFIG_PROPERTIES.items()}
+
+
+def _bounds(key: str) -> dict[str, Any]:
+    return {
+        k: CONFIG_PROPERTIES[key][k] for k in ("type", "minimum", "maximum") if k in CONFIG_PROPERTIES[key]
+    }
 
 
 def index_for(ctx: Any) -> RecallIndex:
@@ -67,14 +82,20 @@ SEARCH_PARAMETERS = {
     "type": "object",
     "properties": {
         "query": {"type": "string", "description": "What to look for, in natural language or keywords."},
-        "max_results": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Default 6."},
+        "max_results": {
+            **_bounds("max_results"),
+            "description": f"Default {DEFAULTS['max_results']}.",
+        },
         "max_tokens": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100000,
             "description": "Instead of a count: as many results as fit this many tokens of snippet text.",
         },
-        "min_score": {"type": "number", "minimum": 0, "maximum": 1, "description": "Default 0.2."},
+        "min_score": {
+            **_bounds("min_score"),
+            "description": f"Default {DEFAULTS['min_score']}.",
+        },
         "corpus": {"type": "string", "enum": ["memory", "wiki", "all"], "description": "Default memory."},
         "mode": {
             "type": "string",
@@ -105,7 +126,7 @@ GET_PARAMETERS = {
         "lines": {
             "type": "integer",
             "minimum": 1,
-            "description": "How many lines. Default: the whole file (capped).",
+            "description": f"How many lines. Default: the whole file (at most {DEFAULTS['get_max_lines']}).",
         },
     },
     "required": ["path"],
