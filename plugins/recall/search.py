@@ -560,7 +560,8 @@ class Searcher:
         )
         passing = [c for c in ranked if c.score >= req.min_score]
         # lexical rescue (openclaw#25183): an exact keyword hit must not vanish under min_score;
-        # rescued results follow the passing ones, so a larger k only adds results
+        # rescued results only fill the slots the passing ones leave free (never displace a
+        # stronger strict result), so a larger k only adds results
         strong = sorted(
             (c for c in ranked if c.bm25 and c.bm25 >= cfg["lexical_rescue_min"]),
             key=lambda c: c.bm25 or 0.0,
@@ -574,7 +575,8 @@ class Searcher:
         rescued = [replace(c, rescued=True) for c in strong if id(c) not in present]
         ordered = passing + rescued
         if req.corpus == "all":
-            results = self._cap_per_corpus(ordered, req)
+            results = self._cap_per_corpus(passing, req)
+            results += rescued[: max(0, req.max_results - len(results))]
         elif req.max_tokens is not None:
             results = within_budget(
                 ordered[:100], req.max_tokens, cfg["snippet_chars"], query_terms(req.query)

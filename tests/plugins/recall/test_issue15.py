@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from pathlib import Path
 
@@ -9,7 +10,11 @@ import yaml
 from click.testing import CliRunner
 from lifelong_plugins.recall import service
 
+from lifelong import clock
 from lifelong.cli import cli
+from lifelong.host import Host
+
+NOW = dt.datetime(2026, 3, 24, 9, 0, tzinfo=clock.zone("Europe/Berlin"))
 
 
 def schema_defaults() -> dict[str, object]:
@@ -54,3 +59,46 @@ def test_every_default_in_search_and_get_help_is_the_config_schema_default(tmp_p
             assert m, (flag, text)
             numbers = re.findall(r"(?:default|at most):? ([0-9][0-9.]*[0-9]|[0-9])", m.group(1))
             assert numbers == [str(defaults[key])], (flag, m.group(1), defaults[key])
+
+
+# item 18 ----------------------------------------------------------------------------------------
+def test_lexical_rescue_only_fills_free_slots(make_workspace, write_plugin) -> None:
+    mod = write_plugin(
+        "tp_rescue",
+        """
+        @hookimpl
+        def retrieval_post(ctx, request, candidates):
+            for c in candidates:
+                c.score = 0.05  # the exact keyword hit scores below min_score: only rescue keeps it
+            return candidates
+
+        @hookimpl
+        def corpus_supplement(ctx, request):
+            return [dict(chunk_id=-1 - i, path=f"wiki/claims/c{i}.md", start_line=1, end_line=1,
+                         corpus="wiki", text=text, score=score)
+                    for i, (text, score) in enumerate([("The release train leaves on Fridays.", 0.9),
+                                                       ("Quarterly planning happens in the barn.", 0.8)])]
+        """,
+        ["retrieval_post", "corpus_supplement"],
+    )
+    ws = make_workspace(
+        {"memory/2026-03-04.md": "# 2026-03-04\n- Sync bug TW-418 loses the older paragraph.\n"},
+        {"embedding": {"provider": "none"}},
+    )
+    host = Host(ws, entry_points=False, extra_plugins=[mod])
+    try:
+        with clock.pinned(NOW):
+            two = host.call_tool("memory_search", {"query": "TW-418", "corpus": "all", "max_results": 2})
+            three = host.call_tool("memory_search", {"query": "TW-418", "corpus": "all", "max_results": 3})
+            alone = host.call_tool("memory_search", {"query": "TW-418", "max_results": 2})
+    finally:
+        host.close()
+    # two strict results fill k=2: the rescued keyword hit does not take the second one's slot
+    assert [r["path"] for r in two["results"]] == ["wiki/claims/c0.md", "wiki/claims/c1.md"]
+    # a free slot is filled by it
+    assert [r["path"] for r in three["results"]] == [
+        "wiki/claims/c0.md",
+        "wiki/claims/c1.md",
+        "memory/2026-03-04.md",
+    ]
+    assert [r["path"] for r in alone["results"]] == ["memory/2026-03-04.md"]
