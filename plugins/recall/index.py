@@ -44,7 +44,10 @@ from .vectors import (
 GENERATED_FILES = ("DREAMS.md",)
 EPOCH_KEY = "vector_epoch"
 CODE_LOG_KEEP = 200_000  # code_log rows kept: a process further behind reloads every code
-GENERATED_DIRS = ("memory/dreaming/", ".lifelong/")
+# the suite's own outputs, never indexed: dreaming's reports, the state folder, and the wiki
+# plugin's dashboards (lint, contradictions, open questions...), which would rank high on every
+# concept they list
+GENERATED_DIRS = ("memory/dreaming/", ".lifelong/", "wiki/reports/")
 
 
 class FileState(NamedTuple):

@@ -102,3 +102,33 @@ def test_lexical_rescue_only_fills_free_slots(make_workspace, write_plugin) -> N
         "memory/2026-03-04.md",
     ]
     assert [r["path"] for r in alone["results"]] == ["memory/2026-03-04.md"]
+
+
+# wiki/reports ----------------------------------------------------------------------------------
+def test_wiki_reports_are_not_indexed_and_old_rows_go(make_workspace, monkeypatch) -> None:
+    from lifelong_plugins.recall import index as index_mod
+
+    ws = make_workspace(
+        {
+            "wiki/offsite.md": "# Offsite\n- Venue: Gut Boltenhagen.\n",
+            "wiki/reports/lint.md": "# Lint\n- offsite: Gut Boltenhagen claim has one source.\n",
+            "wiki/reports/contradictions.md": "# Contradictions\n- Boltenhagen vs Potsdam offsite.\n",
+        },
+        {"embedding": {"provider": "none"}},
+    )
+    host = Host(ws)
+    try:
+        # an index built before reports were skipped holds them
+        monkeypatch.setattr(index_mod, "GENERATED_DIRS", ("memory/dreaming/", ".lifelong/"))
+        service.index_for(host.ctx).sync()
+        paths = {r["path"] for r in host.store.query("SELECT path FROM files")}
+        assert "wiki/reports/lint.md" in paths
+        monkeypatch.undo()
+        with clock.pinned(NOW):
+            out = host.call_tool("memory_search", {"query": "Boltenhagen offsite", "corpus": "all"})
+        assert [r["path"] for r in out["results"]] == ["wiki/offsite.md"]
+        paths = {r["path"] for r in host.store.query("SELECT path FROM files")}
+        chunk_paths = {r["path"] for r in host.store.query("SELECT path FROM chunks")}
+        assert paths == chunk_paths == {"wiki/offsite.md"}
+    finally:
+        host.close()
