@@ -6,8 +6,10 @@ Jaccard. Plugins build their own measures on these instead of writing their own.
 - :func:`words` finds word tokens in folded text. Identifiers stay whole (``tw-418``, ``1.2m``,
   ``19:40``, ``week-4``, ``v2.3``), letters glued by a dot, comma or colon without a space are split
   (``end.next``), a possessive ``'s`` is dropped. Runs of Chinese characters and Japanese kana,
-  written without spaces, become overlapping character bigrams (a single character stays as it
-  is), so two texts sharing a word share tokens without a segmenter.
+  written without spaces (and Thai, Lao, Myanmar, Khmer runs, vowel and tone marks included),
+  become overlapping character bigrams (a single character stays as it is), so two texts
+  sharing a word share tokens without a segmenter. :func:`fts_text` writes text that way for a
+  full-text index (SQLite FTS5), :func:`word_marks` lists the marks its tokenizer must keep.
 - :func:`stem` is the Snowball (Porter 2) English stemmer for ASCII words; other words are kept
   as they are. Results are cached.
 - :data:`STOPWORDS` are English function words; :data:`CHATTER` the conversational filler
@@ -62,11 +64,35 @@ _LETTER = rf"(?:[^\W_]|[{_MARKS}])"
 _TOKEN_RE = re.compile(rf"{_LETTER}(?:(?:{_LETTER}|[_'’.,:/-])*{_LETTER})?", re.UNICODE)
 _POSSESSIVE = re.compile(r"'s$")
 _LETTER_PUNCT = re.compile(r"(?<=[^\W\d_])[.,:/](?=[^\W\d_])")
-# Han, Hiragana, Katakana (and their extensions): scripts written without spaces between words.
+# Scripts written without spaces between words: Han, Hiragana, Katakana (and their extensions),
+# Thai, Lao, Myanmar and Khmer (letters and the vowel and tone marks inside their words).
 _UNSPACED = re.compile(
-    r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+"
+    r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+    r"\u0e01-\u0e3a\u0e40-\u0e4e\u0e81-\u0edf\u1000-\u103f\u1050-\u108f\u1780-\u17d3]+"
 )
 _ASCII_WORD = re.compile(r"[a-z]+")
+
+
+def word_marks() -> str:
+    """The combining marks that sit inside words (Devanagari, Thai, Hebrew, Arabic... vowel and
+    tone signs; not the Latin accents, which NFKC composes): the characters a full-text tokenizer
+    that splits at marks must be told are part of words (SQLite FTS5 ``unicode61 tokenchars``)."""
+    out = []
+    for lo, hi in re.findall(r"(.)(?:-(.))?", _MARKS):
+        for cp in range(ord(lo), ord(hi or lo) + 1):
+            if unicodedata.category(chr(cp)).startswith("M") and not 0x300 <= cp <= 0x36F:
+                out.append(chr(cp))
+    return "".join(out)
+
+
+def fts_text(text: str) -> str:
+    """``text`` as a word-splitting full-text index should see it, on both sides (documents
+    and queries): NFKC-normalised (a decomposed ``München`` is the composed one), each run of a
+    script written without spaces (Chinese, Japanese kana, Thai...) replaced by its overlapping
+    character bigrams, space-separated (what :func:`words` makes of it), so a word inside a
+    run matches without a segmenter."""
+    text = unicodedata.normalize("NFKC", text)
+    return _UNSPACED.sub(lambda m: " " + " ".join(_bigrams(m.group(0))) + " ", text)
 
 
 def fold(text: str) -> str:

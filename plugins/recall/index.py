@@ -26,6 +26,7 @@ import numpy as np
 from lifelong import clock
 from lifelong.contracts import Embedder, EmbeddingUnavailable, FileChanges
 from lifelong.errors import InputError, LifelongError
+from lifelong.text import fts_text
 from lifelong.workspace import Workspace, daily_date, find_regions, read_text_file, split_frontmatter
 
 from .chunking import chunk_markdown, chunk_units, retrieval_units, split_lines
@@ -500,7 +501,7 @@ class RecallIndex:
             cid = cur.lastrowid
             conn.execute(
                 "INSERT INTO chunks_fts(rowid, text, heading) VALUES (?, ?, ?)",
-                (cid, chunk.text, chunk.heading),
+                (cid, fts_text(chunk.text), fts_text(chunk.heading)),
             )
             to_embed.append((cid, ehash, etext))
             for unit in chunk_units(chunk, units, all_lines):

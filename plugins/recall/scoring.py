@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from lifelong.contracts import Candidate
-from lifelong.text import CHATTER, STOPWORDS, fold, stem, words
+from lifelong.text import CHATTER, STOPWORDS, fold, fts_text, stem, word_marks, words
 
 QUERY_STOPWORDS = STOPWORDS | CHATTER
 
@@ -132,8 +133,23 @@ def hybrid_score(cosine: float | None, bm25: float | None, vector_weight: float,
     return vw * max(0.0, cosine or 0.0) + tw * (bm25 or 0.0)
 
 
-UNIT_RE = re.compile(r"\w+(?:[-_./:'’]\w+)*", re.UNICODE)
-PART_RE = re.compile(r"\w+", re.UNICODE)
+# a word: letters, digits and the marks inside words (Python's \w excludes Thai or Devanagari
+# vowel signs, which the index's tokenizer keeps, see tables.py)
+_WORD = rf"(?:\w|[{re.escape(word_marks())}])+"
+UNIT_RE = re.compile(rf"{_WORD}(?:[-_./:'’]{_WORD})*", re.UNICODE)
+PART_RE = re.compile(_WORD, re.UNICODE)
+
+
+def fts_term(part: str) -> str:
+    """A word as the index's tokenizer stores it (the term its vocabulary counts): folded, Latin
+    accents removed (``unicode61 remove_diacritics 2``: "münchen" is "munchen")."""
+    decomposed = unicodedata.normalize("NFKD", fold(part))
+    return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not 0x300 <= ord(ch) <= 0x36F))
+
+
+def fts_terms(word: str) -> tuple[str, ...]:
+    """The index terms of one word (``TW-418``: "tw", "418")."""
+    return tuple(fts_term(p) for p in PART_RE.findall(fts_text(word)))
 
 
 @dataclass(frozen=True)
@@ -175,8 +191,8 @@ def fts_plan(
     quorum leaves empty are filled from ``fill``: the rarest terms whose frequencies sum within
     the budget (at least one), OR-ed."""
     units: dict[str, tuple[str, ...]] = {}
-    for unit in UNIT_RE.findall(text):
-        parts = tuple(fold(p) for p in PART_RE.findall(unit))
+    for unit in UNIT_RE.findall(fts_text(text)):  # as the index holds text: NFKC, CJK bigrams
+        parts = tuple(fts_term(p) for p in PART_RE.findall(unit))
         if not parts or (len(parts) == 1 and parts[0] in QUERY_STOPWORDS):
             continue
         units.setdefault(" ".join(parts), parts)

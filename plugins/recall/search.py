@@ -30,6 +30,7 @@ from .scoring import (
     decay_factor,
     decode_terms,
     fts_plan,
+    fts_terms,
     hybrid_score,
     idf,
     mmr,
@@ -375,7 +376,7 @@ class Searcher:
         # document frequency of a query word: of its FTS5 tokens ("TW-418": "tw", "418") the rarest
         parts = {}
         for w in words(req.query):
-            parts.setdefault(stem(w), tuple(fold(p) for p in re.findall(r"\w+", w)))
+            parts.setdefault(stem(w), fts_terms(w))
         wanted = sorted({p for ps in parts.values() for p in ps})
         df = self._doc_freq(wanted) if wanted else {}
         # a word no chunk holds weighs nothing: it cannot tell candidates apart

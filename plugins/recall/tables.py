@@ -168,3 +168,25 @@ def m006_unit_terms(db):  # noqa: ANN001
             "UPDATE units SET terms = ? WHERE id = ?",
             [(encode_terms(t), uid) for uid, t in rows[i : i + 5000]],
         )
+
+
+def fts_tokenizer() -> str:
+    """unicode61 without diacritics, keeping the marks inside words (Thai, Devanagari... vowel
+    signs) as word characters: unicode61 alone cut "किताब" into "क", "त", "ब"."""
+    from lifelong.text import word_marks
+
+    return f"unicode61 remove_diacritics 2 tokenchars '{word_marks()}'"
+
+
+@migrations()
+def m007_fts_text(db):  # noqa: ANN001
+    """The full-text table holds ``lifelong.text.fts_text`` of each chunk (NFKC, runs of
+    Chinese, Japanese or Thai as character bigrams) and keeps marks inside words; it is made
+    again and every file's checksum forgotten, so the next sync re-chunks and refills it
+    (embeddings come from the cache)."""
+    db.execute("DROP TABLE IF EXISTS chunks_vocab")
+    db.execute("DROP TABLE IF EXISTS chunks_fts")
+    db.execute(f'CREATE VIRTUAL TABLE chunks_fts USING fts5(text, heading, tokenize = "{fts_tokenizer()}")')
+    db.execute("CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row)")
+    db.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5)')")
+    db.execute("UPDATE files SET sha256 = NULL, mtime = -1")  # -1: the cheap check sees a change

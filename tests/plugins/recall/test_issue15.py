@@ -132,3 +132,42 @@ def test_wiki_reports_are_not_indexed_and_old_rows_go(make_workspace, monkeypatc
         assert paths == chunk_paths == {"wiki/offsite.md"}
     finally:
         host.close()
+
+
+# item 16 ----------------------------------------------------------------------------------------
+MULTILINGUAL = {
+    "memory/2026-03-02.md": "# 2026-03-02\n- Flug nach München gebucht, Abflug 7:40.\n",
+    "memory/2026-03-03.md": "# 2026-03-03\n- Met Lena at the café on the corner for the design review.\n",
+    "memory/2026-03-04.md": "# 2026-03-04\n- 明天下午和王经理开会讨论预算。\n",
+    "memory/2026-03-05.md": "# 2026-03-05\n- 来週の金曜日に東京タワーへ行きます。\n",
+    "memory/2026-03-06.md": "# 2026-03-06\n- ประชุมทีมเรื่องงบประมาณวันพฤหัสบดี\n",
+    "memory/2026-03-07.md": "# 2026-03-07\n- मैंने किताब पढ़ना शुरू किया।\n",
+    "memory/2026-03-08.md": "# 2026-03-08\n- Bought groceries and fixed the bike.\n",
+}
+
+
+def test_fts_only_search_normalises_and_finds_cjk_thai_words(make_workspace) -> None:
+    import unicodedata
+
+    ws = make_workspace(MULTILINGUAL, {"embedding": {"provider": "none"}})
+    host = Host(ws, entry_points=False, builtins=["recall"])
+    nfd = lambda s: unicodedata.normalize("NFD", s)  # noqa: E731
+    cases = {
+        nfd("München"): "memory/2026-03-02.md",
+        nfd("café"): "memory/2026-03-03.md",
+        "预算": "memory/2026-03-04.md",  # "budget", inside a run without spaces
+        "王经理": "memory/2026-03-04.md",
+        "東京タワー": "memory/2026-03-05.md",
+        "งบประมาณ": "memory/2026-03-06.md",  # Thai "budget", inside a run, tone marks included
+        "किताब": "memory/2026-03-07.md",  # a Devanagari word with vowel signs
+    }
+    try:
+        with clock.pinned(NOW):
+            for query, path in cases.items():
+                out = host.call_tool("memory_search", {"query": query, "max_results": 5})
+                assert [r["path"] for r in out["results"]][:1] == [path], (query, out)
+                assert out["results"][0]["snippet"] in MULTILINGUAL[path]  # the file's own text
+    finally:
+        host.close()
+    # the stored chunk text stays the file's text (citations and snippets are exact)
+    assert all("  " not in r["text"] for r in host.store.query("SELECT text FROM chunks"))
