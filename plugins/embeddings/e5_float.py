@@ -27,7 +27,6 @@ Two departures from the engine's arithmetic, both smaller than its own activatio
 from __future__ import annotations
 
 import mmap
-import os
 import re
 import struct
 import threading
@@ -202,7 +201,7 @@ class FloatE5:
                 self._map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         except OSError as exc:
             raise E5WeightsError(f"cannot read the e5 weights {path}: {exc}") from exc
-        self._workers = max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+        self._workers = threads.core_budget(MAX_WORKERS)
         self._executor: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._forward_lock = threading.Lock()

@@ -18,12 +18,27 @@ BLAS called by other threads meanwhile runs on one thread: slower, never wrong.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 _lock = threading.Lock()
 _controller: Any = None
+
+# how many cores one process may use for embedding; a supervisor that runs several processes on
+# one machine (the fleet's workers) sets it so that they do not oversubscribe the cores
+CORES_ENV = "LIFELONG_EMBED_THREADS"
+
+
+def core_budget(cap: int = 64) -> int:
+    """The cores this process's embedding may use: ``$LIFELONG_EMBED_THREADS`` when set (a
+    positive integer), else every core."""
+    raw = os.environ.get(CORES_ENV, "").strip()
+    cores = os.cpu_count() or 1
+    if raw.isdigit() and int(raw) > 0:
+        cores = int(raw)
+    return max(1, min(cores, cap))
 
 
 def refresh() -> None:

@@ -244,6 +244,15 @@ def worker_cmd(
         redis, queue, max_retries=max_retries, min_backoff_ms=min_backoff, heartbeat_ms=heartbeat
     )
     env = {**os.environ, **settings.to_env()}
+    # the worker processes share the machine's cores: each one's embedding engine, OpenMP and
+    # BLAS get their share, or N processes each spawning a thread per core thrash (measured:
+    # 2 processes on 2 cores ran a night slower than one process; see docs/fleet.md)
+    share = str(max(1, (os.cpu_count() or 1) // (processes * threads)))
+    for name in ("LIFELONG_EMBED_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(name, share)
+    # Dramatiq's consumer backs off up to this long (ms) while its prefetched messages are in
+    # progress, so a worker could sit idle for up to a second between two nights (1000 by default)
+    env.setdefault("dramatiq_worker_timeout", "100")
     state = ctx.find_object(CliState)
     if state is not None and state.now_option:
         env["LIFELONG_NOW"] = clock.now().isoformat()

@@ -1,0 +1,134 @@
+"""Does the concept index cost recall? LoCoMo-10 asked with and without the ``concepts`` plugin
+(issue 18: "it must not lower recall"), in the same run.
+
+``python -m evals.concepts_quality [--conversations 0-9] [--locomo PATH] [--json]``
+
+Each conversation's cached workspace from ``lifelong eval retrieval-locomo`` (``evals/.cache/
+locomo/<sample_id>``, built here when missing) is searched by every question of categories 1-4, as
+of the day after its last session, through ``memory_search`` with the default config, by two hosts:
+``embeddings + recall`` (the hybrid search alone) and ``embeddings + concepts + recall`` (the
+concept index rebuilt first, answering when confident). Printed: session any@5 / all@5 and the
+evidence turns within 1,000 returned tokens for both, overall and for conversations 0-4 and 5-9,
+and the share of questions the concept index answered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from .harness import DEFAULT_CACHE, DEFAULT_LOCOMO
+from .locomo import load_locomo
+from .suite_retrieval import (
+    MAX_RESULTS,
+    Hit,
+    aggregate,
+    ask_time,
+    index_conversation,
+    pick_questions,
+    question_metrics,
+)
+
+SETUPS = {
+    "hybrid alone": ("embeddings", "recall"),
+    "with concept index": ("embeddings", "concepts", "recall"),
+}
+
+
+def ask(
+    conv: Any, root: Path, files: dict[str, Any], plugins: tuple[str, ...], questions: list[Any]
+) -> tuple[list, int]:
+    from lifelong_plugins.recall.chunking import estimate_tokens
+
+    from lifelong import clock
+    from lifelong.host import Host
+    from lifelong.workspace import Workspace
+
+    host = Host(Workspace(root), builtins=plugins, entry_points=False)
+    rows, answered = [], 0
+    try:
+        with clock.pinned(ask_time(conv)):
+            if "concepts" in plugins:
+                from lifelong_plugins.concepts.index import ConceptIndex
+
+                ConceptIndex(host.ctx, host.ctx.config("concepts")).rebuild()
+            for q in questions:
+                out = host.ctx.call_tool(
+                    "memory_search", query=q.question, max_results=MAX_RESULTS, min_score=0.0, source="eval"
+                )
+                if "error" in out:
+                    raise RuntimeError(f"{q.qid}: {out['error']}")
+                results = out["results"]
+                answered += bool(results) and all(
+                    (r.get("extra") or {}).get("answered_by") == "concepts" for r in results
+                )
+                hits = [Hit(r["path"], r["start_line"], r["end_line"]) for r in results]
+                metrics = question_metrics(
+                    hits,
+                    files,
+                    q.evidence,
+                    q.evidence_sessions,
+                    estimate_tokens,
+                    [r["snippet"] for r in results],
+                )
+                rows.append({"category": q.category, "conversation": conv.index, "metrics": metrics})
+    finally:
+        host.close()
+    return rows, answered
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m evals.concepts_quality", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--conversations", default="0-9")
+    parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    lo, _, hi = args.conversations.partition("-")
+    wanted = set(range(int(lo), int(hi or lo) + 1))
+    source = args.locomo / "locomo10.json" if args.locomo.is_dir() else args.locomo
+    audit = source.parent / "audit-errors.json"
+    conversations, _ = load_locomo(source, audit if audit.exists() else None)
+    rows: dict[str, list] = {name: [] for name in SETUPS}
+    answered, asked = 0, 0
+    started = time.monotonic()
+    for conv in conversations:
+        if conv.index not in wanted:
+            continue
+        root = args.cache / "locomo" / conv.sample_id
+        files, _ = index_conversation(conv, root, print)
+        questions = pick_questions(conv, None)
+        for name, plugins in SETUPS.items():
+            got, n = ask(conv, root, files, plugins, questions)
+            rows[name].extend(got)
+            if "concepts" in plugins:
+                answered += n
+                asked += len(questions)
+        print(
+            f"  {conv.sample_id}: {len(questions)} questions ({time.monotonic() - started:.0f} s)", flush=True
+        )
+    report = {name: aggregate(r) for name, r in rows.items()}
+    report["concept_answered_share"] = round(answered / max(1, asked), 4)
+    print(f"{'':20}{'any@5':>8}{'all@5':>8}{'ret@1000':>10}   (overall | conv 0-4 | conv 5-9)")
+    for name in SETUPS:
+        parts = []
+        for group in ("overall", "tuning", "held-out"):
+            g = report[name].get(group)
+            if g and g["n"]:
+                parts.append(f"{g['recall_any@5']:.3f}/{g['recall_all@5']:.3f}/{g['returned@1000']:.3f}")
+        print(f"{name:20}  " + "  |  ".join(parts))
+    print(f"the concept index answered {report['concept_answered_share']:.1%} of the questions itself")
+    if args.json:
+        print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
