@@ -6,7 +6,12 @@ markdown parser (:mod:`lifelong.markdown`). Blocks are packed greedily into chun
 each new chunk starts with the trailing blocks of the previous one up to ``overlap_tokens``.
 A new chunk starts at a heading once the current one holds a quarter of the target, so chunks
 follow sections. A block is kept whole up to twice the target; only a block larger than that
-(a huge paragraph or code block) is ever split, and then on line boundaries. A chunk's text is the exact source lines, so line numbers are exact.
+(a huge paragraph or code block) is ever split, and then on line boundaries. A chunk's text is the
+exact source lines, so line numbers are exact; the one exception is a single line longer than the
+target (a 36k-character paragraph on one line), which becomes several chunks of that line, each a
+consecutive slice of it (cut after a sentence or at a space, :func:`line_pieces`), so no chunk or
+unit exceeds its bound. Sizes are :func:`lifelong.markdown.estimate_tokens`, which counts Chinese
+and Japanese by character, not at English rates.
 
 Search scores *units* (:func:`retrieval_units`): the blocks of a chunk other than headings (a
 turn, a list item, a paragraph), a block larger than ``unit_tokens`` split on line boundaries,
@@ -46,6 +51,39 @@ class Chunk:
         return f"{self.heading}\n{self.text}" if self.heading_path else self.text
 
 
+_BREAKS = (". ", "! ", "? ", "。", "！", "？", "; ", ", ", " ")
+
+
+def line_pieces(line: str, max_tokens: int) -> list[str]:
+    """Consecutive slices of ``line``, joined back exactly ``line``, each at most
+    ``max_tokens`` (estimated): cut after the last sentence end in reach, else a clause mark or
+    a space, else (a run without any) at a character count."""
+    if estimate_tokens(line) <= max_tokens:
+        return [line]
+    out: list[str] = []
+    rest = line
+    while estimate_tokens(rest) > max_tokens:
+        # the longest prefix within the bound: characters, bisected on the estimate
+        lo, hi = 1, len(rest)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if estimate_tokens(rest[:mid]) <= max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        cut = lo
+        for mark in _BREAKS:
+            at = rest.rfind(mark, 0, lo)
+            if at > lo // 2:
+                cut = at + len(mark)
+                break
+        out.append(rest[:cut])
+        rest = rest[cut:]
+    if rest:
+        out.append(rest)
+    return out
+
+
 def chunk_markdown(
     text: str,
     *,
@@ -63,21 +101,33 @@ def chunk_markdown(
     def block_text(start: int, end: int) -> str:
         return "\n".join(all_lines[start - 1 : end])
 
-    # split oversized blocks on line boundaries
+    # split oversized blocks on line boundaries; a line longer than the target is a piece of its
+    # own, chunked into slices below
     pieces: list[Block] = []
+    long_lines: set[int] = set()
     for b in blocks:
-        if estimate_tokens(block_text(b.start, b.end)) <= 2 * target_tokens:
+        if estimate_tokens(block_text(b.start, b.end)) <= 2 * target_tokens and all(
+            estimate_tokens(all_lines[ln - 1]) < target_tokens for ln in range(b.start, b.end + 1)
+        ):
             pieces.append(b)
             continue
         cur = b.start
         acc = 0
         for ln in range(b.start, b.end + 1):
             t = estimate_tokens(all_lines[ln - 1]) + 1
+            if t > target_tokens:
+                if ln > cur:
+                    pieces.append(Block(cur, ln - 1, b.kind, b.heading_path))
+                pieces.append(Block(ln, ln, b.kind, b.heading_path))
+                long_lines.add(ln)
+                cur, acc = ln + 1, 0
+                continue
             if acc and acc + t > target_tokens:
                 pieces.append(Block(cur, ln - 1, b.kind, b.heading_path))
                 cur, acc = ln, 0
             acc += t
-        pieces.append(Block(cur, b.end, b.kind, b.heading_path))
+        if cur <= b.end:
+            pieces.append(Block(cur, b.end, b.kind, b.heading_path))
 
     chunks: list[Chunk] = []
     current: list[Block] = []
@@ -93,6 +143,15 @@ def chunk_markdown(
         chunks.append(Chunk(start, end, block_text(start, end), path))
 
     for piece in pieces:
+        if piece.start in long_lines:
+            flush()
+            current, size = [], 0
+            chunks.extend(
+                Chunk(piece.start, piece.start, part, piece.heading_path)
+                for part in line_pieces(all_lines[piece.start - 1], target_tokens)
+                if part.strip()
+            )
+            continue
         t = estimate_tokens(block_text(piece.start, piece.end))
         has_content = any(b.kind != "heading" for b in current)
         section_break = piece.kind == "heading" and size >= target_tokens / 4
@@ -141,7 +200,7 @@ def retrieval_units(
     text: str, *, unit_tokens: int = 160, first_line: int = 1, body: str | None = None
 ) -> list[Unit]:
     """The document's blocks without headings and rules, those above ``unit_tokens`` split on
-    line boundaries (a single longer line stays whole)."""
+    line boundaries, a single longer line into slices (:func:`line_pieces`)."""
     all_lines = split_lines(text)
     blocks = parse_blocks(body if body is not None else text, first_line)
     units: list[Unit] = []
@@ -162,18 +221,37 @@ def retrieval_units(
         cur, acc = b.start, 0
         for ln in range(b.start, end + 1):
             t = estimate_tokens(all_lines[ln - 1]) + 1
+            if t > unit_tokens:
+                if ln > cur:
+                    add(cur, ln - 1, b.heading_path)
+                units.extend(
+                    Unit(ln, ln, part, b.heading_path)
+                    for part in line_pieces(all_lines[ln - 1], unit_tokens)
+                    if part.strip()
+                )
+                cur, acc = ln + 1, 0
+                continue
             if acc and acc + t > unit_tokens:
                 add(cur, ln - 1, b.heading_path)
                 cur, acc = ln, 0
             acc += t
-        add(cur, end, b.heading_path)
+        if cur <= end:
+            add(cur, end, b.heading_path)
     return units
 
 
-def chunk_units(chunk: Chunk, units: list[Unit], all_lines: list[str]) -> list[Unit]:
+def chunk_units(chunk: Chunk, units: list[Unit], all_lines: list[str], unit_tokens: int = 160) -> list[Unit]:
     """The units overlapping ``chunk``, clipped to its lines (a chunk with no unit, such as a
     lone code line the parser did not see as a block, is its own unit)."""
     out: list[Unit] = []
+    line = all_lines[chunk.start_line - 1] if chunk.start_line == chunk.end_line else None
+    if line is not None and chunk.text != line:
+        # a slice of a long line: its units are slices of this slice
+        return [
+            Unit(chunk.start_line, chunk.end_line, part, chunk.heading_path)
+            for part in line_pieces(chunk.text, unit_tokens)
+            if part.strip()
+        ] or [Unit(chunk.start_line, chunk.end_line, chunk.text, chunk.heading_path)]
     for u in units:
         if u.end_line < chunk.start_line or u.start_line > chunk.end_line:
             continue

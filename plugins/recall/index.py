@@ -504,7 +504,7 @@ class RecallIndex:
                 (cid, fts_text(chunk.text), fts_text(chunk.heading)),
             )
             to_embed.append((cid, ehash, etext))
-            for unit in chunk_units(chunk, units, all_lines):
+            for unit in chunk_units(chunk, units, all_lines, self.config["unit_tokens"]):
                 utext = unit.embedding_text()
                 uhash = hashlib.sha256(utext.encode("utf-8")).hexdigest()
                 ucur = conn.execute(

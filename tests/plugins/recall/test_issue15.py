@@ -171,3 +171,86 @@ def test_fts_only_search_normalises_and_finds_cjk_thai_words(make_workspace) -> 
         host.close()
     # the stored chunk text stays the file's text (citations and snippets are exact)
     assert all("  " not in r["text"] for r in host.store.query("SELECT text FROM chunks"))
+
+
+# item 17 ----------------------------------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from lifelong_plugins.recall.chunking import (  # noqa: E402
+    chunk_markdown,
+    chunk_units,
+    line_pieces,
+    retrieval_units,
+    split_lines,
+)
+
+from lifelong.markdown import estimate_tokens  # noqa: E402
+
+_WORDISH = st.text(alphabet="abcdefghij 。，.!?,;东京预算会议ภาษาไทย", min_size=0, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(parts=st.lists(_WORDISH, min_size=1, max_size=400), bound=st.integers(min_value=20, max_value=400))
+def test_line_pieces_rejoin_exactly_and_respect_the_bound(parts: list[str], bound: int) -> None:
+    line = "".join(parts)
+    pieces = line_pieces(line, bound)
+    assert "".join(pieces) == line
+    assert (
+        all(estimate_tokens(p) <= bound for p in pieces)
+        or len(pieces) == 1
+        and estimate_tokens(line) <= bound
+    )
+
+
+def _long_doc(line: str) -> str:
+    return f"# Notes\n\n{line}\n\n- a short item after it\n"
+
+
+def _check_bounded(text: str, target: int = 400, unit_tokens: int = 160) -> list:
+    chunks = chunk_markdown(text, target_tokens=target, overlap_tokens=80)
+    lines = split_lines(text)
+    units = retrieval_units(text, unit_tokens=unit_tokens)
+    for c in chunks:
+        assert estimate_tokens(c.text) <= 2 * target, (c.start_line, len(c.text))
+        whole = "\n".join(lines[c.start_line - 1 : c.end_line])
+        assert c.text == whole or (c.start_line == c.end_line and c.text in whole)
+        for u in chunk_units(c, units, lines, unit_tokens):
+            assert estimate_tokens(u.text) <= unit_tokens and u.text in c.text
+    # the slices of the long line cover it exactly, in order
+    sliced = [c.text for c in chunks if c.start_line == 3]
+    assert "".join(sliced) == lines[2]
+    return chunks
+
+
+def test_a_36k_character_line_is_split_into_bounded_chunks_and_units() -> None:
+    sentence = "The migration of the billing service moved invoices to the new ledger on Tuesday. "
+    line = (sentence * (36_000 // len(sentence) + 1))[:36_000]
+    chunks = _check_bounded(_long_doc(line))
+    assert len([c for c in chunks if c.start_line == 3]) >= 36_000 // 4 // 400
+    # 2,000+ characters of one line: split too (a chunk of 500 tokens is over the 400 target)
+    assert len([c for c in _check_bounded(_long_doc(line[:2400])) if c.start_line == 3]) == 2
+
+
+def test_cjk_is_sized_by_character_not_at_english_rates() -> None:
+    line = "明天下午和王经理开会讨论预算。" * 140  # 2,100 characters: ~2,100 tokens, not ~525
+    chunks = _check_bounded(_long_doc(line))
+    assert len([c for c in chunks if c.start_line == 3]) >= 2_100 // 400
+    # cut after a sentence end
+    assert all(c.text.endswith("。") for c in chunks if c.start_line == 3)
+
+
+def test_a_long_line_is_indexed_and_found_as_a_bounded_slice(make_workspace) -> None:
+    filler = "Routine status update about the weekly sync with nothing special to report. "
+    line = filler * 200 + "The vault combination was changed to Zephyr-7731 by Priya. " + filler * 200
+    ws = make_workspace({"memory/2026-03-04.md": _long_doc(line)}, {"embedding": {"provider": "none"}})
+    host = Host(ws, entry_points=False, builtins=["recall"])
+    try:
+        with clock.pinned(NOW):
+            out = host.call_tool("memory_search", {"query": "Zephyr-7731 vault combination"})
+        top = out["results"][0]
+        assert top["citation"] == "Source: memory/2026-03-04.md#L3-L3"
+        assert "Zephyr-7731" in top["snippet"] and len(top["snippet"]) <= 1000
+        texts = [r["text"] for r in host.store.query("SELECT text FROM units ORDER BY id")]
+        assert texts and all(estimate_tokens(t) <= 160 for t in texts)
+    finally:
+        host.close()
