@@ -377,9 +377,12 @@ class ConceptIndex:
         return Lookup(names, confidence, self._candidates(request, idf), "")
 
     def _candidates(self, request: SearchRequest, idf: dict[str, float]) -> list[Candidate]:
-        """The chunks naming the concepts, best first: ranked in SQL by how many of the concepts
-        they name and the IDF-weighted count, scored with recall's decay on the pool's dates, and
-        only the top ``max_results`` read in full (two steps: the pool never carries chunk text)."""
+        """The lines naming the concepts, best first. The chunks naming most of them (IDF-weighted)
+        are ranked in SQL and scored with recall's decay on the pool's dates (the pool never carries
+        chunk text); then the best chunks' retrieval units (a list item, a turn, a paragraph)
+        that name a concept are the answer, each scored by the IDF share of the query's concepts it
+        names times its chunk's decay, so the caller gets the matching lines, and the newest of two
+        equal statements first. A chunk without units answers whole."""
         now = self.ctx.now()
         where, params = validity_predicate(request, now)
         weights = {k: max(v, 0.01) for k, v in idf.items()}
@@ -405,41 +408,61 @@ class ConceptIndex:
             relevance = strength / top
             scored.append((-(relevance * factor), path, start, chunk_id, relevance, factor))
         scored.sort()
-        best = scored[: request.max_results]
+        best = scored[: max(2 * request.max_results, 12)]
+        ids = json.dumps([b[3] for b in best])
         rows = {
             row[0]: row
             for row in self.conn.execute(
                 "SELECT id, path, corpus, start_line, end_line, heading, text, source_date, evergreen, generated,"
                 " validity_end, superseded_by FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
-                [json.dumps([b[3] for b in best])],
+                [ids],
             )
         }
+        units: dict[int, list[tuple[int, int, str, str]]] = {}
+        if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'units'").fetchone():
+            for chunk_id, start, end, heading, text in self.conn.execute(
+                "SELECT chunk_id, start_line, end_line, heading, text FROM units"
+                " WHERE chunk_id IN (SELECT value FROM json_each(?)) ORDER BY chunk_id, start_line",
+                [ids],
+            ):
+                units.setdefault(chunk_id, []).append((start, end, heading, text))
+        total = sum(weights.values())
         out = []
-        for neg_score, _, _, chunk_id, relevance, factor in best:
+        for _, _, _, chunk_id, relevance, factor in best:
             (_, path, corpus, start, end, heading, text, source_date, evergreen, generated, v_end, sup) = (
                 rows[chunk_id]
             )
-            out.append(
-                Candidate(
-                    chunk_id=chunk_id,
-                    path=path,
-                    corpus=corpus,
-                    start_line=start,
-                    end_line=end,
-                    heading=heading,
-                    text=text,
-                    source_date=source_date,
-                    evergreen=bool(evergreen),
-                    generated=bool(generated),
-                    validity_end=v_end,
-                    superseded_by=sup,
-                    hybrid=relevance,
-                    decay=factor,
-                    score=-neg_score,
-                    extra={"answered_by": PLUGIN},
+            parts = [(start, end, heading, text, relevance)]
+            if units.get(chunk_id):
+                parts = []
+                for u_start, u_end, u_heading, u_text in units[chunk_id]:
+                    named = {o.key for o in chunk_occurrences(u_text, "")} & weights.keys()
+                    if named:
+                        share = sum(weights[k] for k in named) / total
+                        parts.append((u_start, u_end, u_heading or heading, u_text, share))
+            for p_start, p_end, p_heading, p_text, p_relevance in parts:
+                out.append(
+                    Candidate(
+                        chunk_id=chunk_id,
+                        path=path,
+                        corpus=corpus,
+                        start_line=p_start,
+                        end_line=p_end,
+                        heading=p_heading,
+                        text=p_text,
+                        source_date=source_date,
+                        evergreen=bool(evergreen),
+                        generated=bool(generated),
+                        validity_end=v_end,
+                        superseded_by=sup,
+                        hybrid=p_relevance,
+                        decay=factor,
+                        score=p_relevance * factor,
+                        extra={"answered_by": PLUGIN},
+                    )
                 )
-            )
-        return out
+        out.sort(key=lambda c: (-c.score, -(c.source_date or 0.0), c.path, c.start_line))
+        return out[: request.max_results]
 
 
 def affected_paths(changes: object) -> list[str]:
