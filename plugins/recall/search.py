@@ -88,6 +88,17 @@ def validity_sql(mode: str, at: float) -> tuple[str, list[Any]]:
     return "1", []
 
 
+def written_by_sql(now: float) -> tuple[str, list[Any]]:
+    """Notes dated after ``now`` (a daily's name, a frontmatter date) do not exist yet: a search
+    with ``--now`` in the past sees the workspace as it was. Undated files (evergreen) always do."""
+    return "(c.evergreen = 1 OR c.source_date IS NULL OR c.source_date <= ?)", [now]
+
+
+def dated_after(c: Candidate, now: float) -> bool:
+    """The same rule for a candidate a plugin supplied (the concept index, the wiki)."""
+    return not c.evergreen and c.source_date is not None and c.source_date > now
+
+
 def corpus_sql(corpus: str) -> tuple[str, list[Any]]:
     if corpus == "all":
         return "1", []
@@ -471,7 +482,9 @@ class Searcher:
                 for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
                     results.extend(c if isinstance(c, Candidate) else Candidate(**c) for c in extra)
             results = [
-                c for c in sorted(results, key=lambda c: c.score, reverse=True) if c.score >= req.min_score
+                c
+                for c in sorted(results, key=lambda c: c.score, reverse=True)
+                if c.score >= req.min_score and not dated_after(c, now.timestamp())
             ]
             results = (
                 within_budget(results, req.max_tokens, cfg["snippet_chars"], query_terms(req.query))
@@ -486,7 +499,8 @@ class Searcher:
 
         vwhere, vparams = validity_sql(req.mode, at.timestamp())
         cwhere, cparams = corpus_sql(req.corpus)
-        where, params = f"{vwhere} AND {cwhere}", [*vparams, *cparams]
+        dwhere, dparams = written_by_sql(now.timestamp())
+        where, params = f"{vwhere} AND {cwhere} AND {dwhere}", [*vparams, *cparams, *dparams]
         # the candidate pools do not depend on max_results (up to candidate_pool), so the results
         # of a smaller k are the head of a larger k's; a chunk holds several units, so a pool of
         # chunks yields more units than results
@@ -549,6 +563,7 @@ class Searcher:
         if req.corpus in ("wiki", "all"):
             for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
                 candidates.extend(c if isinstance(c, Candidate) else Candidate(**c) for c in extra)
+        candidates = [c for c in candidates if not dated_after(c, now.timestamp())]
 
         head = sorted(candidates, key=lambda c: c.score, reverse=True)[
             : max(cfg["mmr_pool"], 3 * req.max_results)

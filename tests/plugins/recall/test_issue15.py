@@ -254,3 +254,38 @@ def test_a_long_line_is_indexed_and_found_as_a_bounded_slice(make_workspace) -> 
         assert texts and all(estimate_tokens(t) <= 160 for t in texts)
     finally:
         host.close()
+
+
+# item 8 -----------------------------------------------------------------------------------------
+def test_search_with_now_in_the_past_does_not_see_notes_dated_after_it(make_workspace) -> None:
+    import json
+
+    ws = make_workspace(
+        {
+            "memory/2026-03-02.md": "# 2026-03-02\n- Offsite venue shortlist: Potsdam or Boltenhagen.\n",
+            "memory/2026-03-16.md": "# 2026-03-16\n- Offsite venue booked: Gut Boltenhagen.\n",
+            "memory/2026-03-23.md": "# 2026-03-23\n- Offsite venue confirmed, Boltenhagen deposit paid.\n",
+            "notes/trip.md": "---\ndate: 2026-03-20\n---\n# Trip\n- Offsite venue tour at Boltenhagen.\n",
+            "notes/ideas.md": "# Ideas\n- An offsite venue by the sea, maybe Boltenhagen.\n",
+        },
+        {"embedding": {"provider": "none"}, "plugins": {"recall": {"extra_paths": ["notes/*.md"]}}},
+    )
+    runner = CliRunner()
+
+    def paths(now: str) -> set[str]:
+        out = runner.invoke(
+            cli,
+            ["--workspace", str(ws.root), "search", "offsite venue Boltenhagen", "--json", "--now", now],
+            catch_exceptions=False,
+        )
+        assert out.exit_code == 0, out.output
+        return {r["path"] for r in json.loads(out.output)["results"]}
+
+    assert paths("2026-03-03T09:00") == {"memory/2026-03-02.md", "notes/ideas.md"}
+    assert paths("2026-03-21T09:00") == {
+        "memory/2026-03-02.md",
+        "memory/2026-03-16.md",
+        "notes/trip.md",
+        "notes/ideas.md",
+    }
+    assert "memory/2026-03-23.md" in paths("2026-03-24T09:00")
