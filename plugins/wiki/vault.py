@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from lifelong.errors import InputError
-from lifelong.workspace import find_regions
+from lifelong.workspace import find_regions, split_frontmatter
 
 PAGE_DIRS: dict[str, str] = {
     "entity": "entities",
@@ -33,9 +33,7 @@ HUMAN_REGION = "human"
 HUMAN_BLOCK = "<!-- lifelong:human:start -->\n<!-- lifelong:human:end -->\n"
 STATUSES = ("active", "superseded", "retired", "rule")
 
-# libyaml when installed: the pure-Python loader takes ~20 ms a page, which a 1,000-page vault
-# cannot afford on every compile and lint (same YAML, same errors).
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml when installed (lifelong.workspace.split_frontmatter reads with it too)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -43,28 +41,6 @@ def dump_yaml(data: Any) -> str:
     return yaml.dump(
         data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
     )
-
-
-def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
-    """(frontmatter, body, lines before the body), as :func:`lifelong.workspace.split_frontmatter`
-    reads it (same fences, same one-line errors), with libyaml."""
-    if not text.startswith("---\n") and not text.startswith("---\r\n"):
-        return {}, text, 0
-    lines = text.splitlines(keepends=True)
-    for i in range(1, len(lines)):
-        if lines[i].strip() in ("---", "..."):
-            try:
-                data = yaml.load("".join(lines[1:i]), Loader=_Loader) or {}
-            except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None)
-                where = f" at line {mark.line + 2}" if mark is not None else ""
-                raise InputError(
-                    f"malformed YAML frontmatter{where}: {getattr(exc, 'problem', exc)}"
-                ) from exc
-            if not isinstance(data, dict):
-                raise InputError("malformed YAML frontmatter: expected a mapping of keys to values")
-            return data, "".join(lines[i + 1 :]), i + 1
-    return {}, text, 0
 
 
 _KEY_PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
