@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from lifelong.text import CHATTER, STOPWORDS, content_tokens, stem, words
+from lifelong.text import CHATTER, STOPWORDS, content_tokens, jaccard, stem, words
 
 from .themes import MONTHS, WEEKDAYS, concept_tags
 
@@ -146,13 +146,6 @@ def fact_view(key: str, text: str, paths: Iterable[str], names: frozenset[str] |
     )
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b:
-        return 0.0
-    inter = len(a & b)
-    return inter / (len(a) + len(b) - inter)
-
-
 @dataclass(frozen=True)
 class GroupingConfig:
     cosine: float = 0.88
@@ -199,7 +192,7 @@ def conflicting(a: FactView, b: FactView) -> bool:
 
 def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingConfig) -> float | None:
     """How strongly two candidates state the same fact (higher first), None when they do not."""
-    lexical = _jaccard(a.rest, b.rest)
+    lexical = jaccard(a.rest, b.rest)
     if conflicting(a, b):
         return None
     if a.subjects and b.subjects and not (a.subjects & b.subjects):
