@@ -289,3 +289,31 @@ def test_search_with_now_in_the_past_does_not_see_notes_dated_after_it(make_work
         "notes/ideas.md",
     }
     assert "memory/2026-03-23.md" in paths("2026-03-24T09:00")
+
+
+def test_m007_rebuilds_an_old_full_text_table(make_workspace) -> None:
+    """An index built before m007 (raw text, marks splitting words) is rebuilt on open and the
+    next search re-chunks it: a Chinese word inside a run is found without vectors."""
+    ws = make_workspace(MULTILINGUAL, {"embedding": {"provider": "none"}})
+    host = Host(ws, entry_points=False, builtins=["recall"])
+    service.index_for(host.ctx).sync()
+    conn = host.store.conn
+    conn.execute("DROP TABLE chunks_vocab")
+    conn.execute("DROP TABLE chunks_fts")
+    conn.execute(
+        "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, heading, tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    conn.execute("CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row)")
+    conn.execute("INSERT INTO chunks_fts(rowid, text, heading) SELECT id, text, heading FROM chunks")
+    conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm007_fts_text'")
+    conn.commit()
+    with clock.pinned(NOW):
+        assert host.call_tool("memory_search", {"query": "预算"})["results"] == []  # the old table
+    host.close()
+    host = Host(ws, entry_points=False, builtins=["recall"])
+    try:
+        with clock.pinned(NOW):
+            out = host.call_tool("memory_search", {"query": "预算"})
+        assert [r["path"] for r in out["results"]][:1] == ["memory/2026-03-04.md"]
+    finally:
+        host.close()
