@@ -62,9 +62,13 @@ def line_pieces(line: str, max_tokens: int) -> list[str]:
         return [line]
     out: list[str] = []
     rest = line
-    while estimate_tokens(rest) > max_tokens:
-        # the longest prefix within the bound: characters, bisected on the estimate
-        lo, hi = 1, len(rest)
+    while rest:
+        # the longest prefix within the bound (four characters or more make a token), bisected
+        hi = min(len(rest), 4 * max_tokens + 4)
+        if hi == len(rest) and estimate_tokens(rest) <= max_tokens:
+            out.append(rest)
+            break
+        lo = 1
         while lo < hi:
             mid = (lo + hi + 1) // 2
             if estimate_tokens(rest[:mid]) <= max_tokens:
@@ -79,8 +83,6 @@ def line_pieces(line: str, max_tokens: int) -> list[str]:
                 break
         out.append(rest[:cut])
         rest = rest[cut:]
-    if rest:
-        out.append(rest)
     return out
 
 
