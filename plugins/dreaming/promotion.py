@@ -1,6 +1,8 @@
-"""Deep phase: score every staged candidate, apply the gates, re-read the live daily, ask
-``before_message_write``, and append the survivors to MEMORY.md in this run's managed region
-(journaled). Compaction keeps MEMORY.md within its byte budget."""
+"""Deep phase: score every staged candidate, then read the inputs of the plan (MEMORY.md, each
+passing fact's live daily text, the model's merged sentence, ``before_message_write``'s decision),
+plan with :class:`plan.PromotionPlanner` (pure) and apply the plan: the survivors are appended to
+MEMORY.md in their managed sections (journaled, under the workspace lock), compaction keeps the
+file within its byte budget, and candidate statuses follow."""
 
 from __future__ import annotations
 
@@ -10,11 +12,11 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from lifelong import llm
-from lifelong.contracts import RelatedFact, WriteCandidate, WriteDecision
+from lifelong.contracts import WriteCandidate, WriteDecision
 from lifelong.errors import LLMOffline
 
 from .candidates import Candidate, CandidatePool, DailyReader, Occurrence
@@ -27,33 +29,26 @@ from .facts import (
     names_seen,
     values_of,
 )
-from .memory_file import (
-    Item,
-    add_items,
-    compact,
-    existing_keys,
-    human_edits,
-    item_hash,
-    memory_lines,
-    topic_of,
+from .memory_file import human_edits, item_hash
+from .plan import (
+    MemoryWrite,
+    PlanConfig,
+    PlannedPromotion,
+    PromotionPlan,
+    PromotionPlanner,
+    Proposal,
+    Scored,
+    Statement,
+    plan_memory_write,
+    related_memories,
 )
 from .rem import PROMPTS
-from .scoring import Score, ScoreConfig, Signals, score
-from .screening import screen_statement
-from .snippets import Snippet, carries_marker, is_report_junk, jaccard, similarity_tokens, words
+from .scoring import ScoreConfig, Signals, score
+from .snippets import Snippet, carries_marker, is_report_junk, words
 from .themes import concept_tags, richness
 
 DAY_S = 86400.0
 DAY_BOUND = re.compile(r"\b(today|tonight|this (morning|afternoon|evening)|tomorrow|yesterday)\b", re.I)
-COVERED_JACCARD = 0.6
-
-
-@dataclass(frozen=True)
-class Scored:
-    candidate: Candidate  # the group's representative: its most complete statement
-    signals: Signals
-    score: Score
-    members: tuple[str, ...] = ()  # every candidate key stating the fact (the representative's included)
 
 
 def load_signals(store: Any, pool: CandidatePool, keys: list[str]) -> dict[str, list[tuple]]:
@@ -199,41 +194,6 @@ def live_snippet(reader: DailyReader, occurrences: list[Occurrence]) -> Snippet 
     return None
 
 
-def related_memories(
-    lines: list[tuple[int, str, frozenset[str]]], tokens: frozenset[str], target: str, limit: int = 5
-) -> list[RelatedFact]:
-    """Lines of MEMORY.md (``target``) that share enough words with the candidate."""
-    scored = []
-    for line_no, text, toks in lines:
-        sim = jaccard(tokens, toks)
-        shared = len(tokens & toks)
-        if sim >= 0.2 or shared >= 3:
-            scored.append((sim, line_no, text))
-    scored.sort(reverse=True)
-    return [RelatedFact(t, target, n, n, similarity=round(s, 3)) for s, n, t in scored[:limit]]
-
-
-def covered_by(
-    text: str,
-    tokens: frozenset[str],
-    others: list[tuple[str, str, frozenset[str]]],
-    near_identical: float = 0.9,
-) -> str | None:
-    """Where ``text`` is already said: a near-identical line (Jaccard >= ``near_identical``), or a similar one
-    (>= COVERED_JACCARD) holding every name, date and amount of ``text`` — a correction with a new
-    number is therefore never 'covered' by the old line."""
-    tags = None
-    for where, other, other_tokens in others:
-        sim = jaccard(tokens, other_tokens)
-        if sim >= near_identical:
-            return where
-        if sim >= COVERED_JACCARD:
-            tags = concept_tags(text) if tags is None else tags
-            if tags <= concept_tags(other):
-                return where
-    return None
-
-
 def merged_statement(ctx: Any, run: Any, statements: list[str], fallback: str) -> str | None:
     """One sentence for a fact written several ways, from the model (prompts/fact_merge.md.j2).
     None — keep the most complete statement — when the model is unavailable or its sentence drops
@@ -281,193 +241,151 @@ def written_hashes(store: Any) -> dict[str, str]:
     return dict(store.conn.execute("SELECT key, sha FROM dream_items").fetchall())
 
 
-def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
-    cfg = run.config
-    pool: CandidatePool = run.pool
-    ws = ctx.workspace
-    scored = score_pool(ctx, run)
-    run.scored = scored
-    now_ts = run.now.timestamp()
-    expired = 0
+def read_statement(ctx: Any, run: Any, s: Scored, occ: dict[str, list[Occurrence]]) -> Statement:
+    """How the dailies state fact ``s`` right now: its first live member (the representative when
+    it is still there), the model's one sentence when several members are live, every live
+    member's citation."""
+    members = s.members or (s.candidate.key,)
+    lives = [(k, live_snippet(run.reader, occ.get(k, []))) for k in members]
+    lives = [(k, x) for k, x in lives if x is not None]
+    if not lives:
+        return Statement(None, None, paths=tuple(sorted({o.path for k in members for o in occ.get(k, [])})))
+    live, merged_by = lives[0][1], "member"
+    if len(lives) > 1 and run.model and run.config["use_model"]:
+        statements = [x.text for _, x in sorted(lives, key=lambda kx: kx[1].day or dt.date.min)]
+        sentence = merged_statement(ctx, run, statements, live.text)
+        if sentence is not None:
+            live, merged_by = replace(live, text=sentence), "model"
+    ordered = sorted(lives, key=lambda kx: (kx[1].day or dt.date.min, kx[1].path, kx[1].start_line))
+    sources = tuple(dict.fromkeys(x.citation for _, x in ordered))
+    return Statement(lives[0][0], live, sources, merged_by)
+
+
+def ask_write_hook(ctx: Any, run: Any, p: Proposal, memory: list, target: str) -> WriteDecision:
+    """``before_message_write``'s decision on a planned promotion."""
+    live = p.live
+    payload = WriteCandidate(
+        text=live.text,
+        target=target,
+        source="dreaming",
+        key=p.speaker.key,
+        path=live.path,
+        start_line=live.start_line,
+        end_line=live.end_line,
+        heading=live.heading,
+        written_on=live.day,
+        run_id=run.run_id,
+        score=round(p.scored.score.total, 4),
+    )
+    return ctx.host.decide_write(payload, related_memories(memory, p.tokens, target))
+
+
+def record_scores(scored: list[Scored]) -> None:
     for s in scored:
         c = s.candidate
         c.last_score = round(s.score.total, 4)
         c.components = json.dumps(s.score.as_json()["components"])
         c.dirty = True
-        if not s.score.passed and s.signals.days_since_last > cfg["candidate_ttl_days"]:
-            pool.set_status(c.key, "expired", run.run_id, f"no signal for {cfg['candidate_ttl_days']} days")
-            expired += 1
 
+
+def build_plan(ctx: Any, run: Any, scored: list[Scored], memory_text: str) -> PromotionPlan:
+    """Walk the planner over ``scored``, reading each due fact's statement and asking the write
+    hook about each proposal (not in a dry run)."""
+    pool: CandidatePool = run.pool
+    ws = ctx.workspace
+    config = PlanConfig.from_config(run.config, backfill=run.backfill, dry_run=run.dry_run)
+    planner = PromotionPlanner(scored, memory_text, config, pool.candidates, getattr(run, "joined", {}))
+    target = ws.relpath(ws.memory_file) if ws.memory_file.exists() else "MEMORY.md"
+    occ = pool.occurrence_index()
+    for s in planner.due():
+        proposal = planner.consider(s, read_statement(ctx, run, s, occ))
+        if proposal is not None:
+            decision = None if run.dry_run else ask_write_hook(ctx, run, proposal, planner.memory, target)
+            planner.accept(proposal, decision)
+    return planner.plan()
+
+
+def write_memory(ctx: Any, run: Any, plan: PromotionPlan, hashes: dict[str, str]) -> MemoryWrite:
+    """Apply the plan's items to MEMORY.md as it is under the lock (journaled; not in a dry run)."""
+    ws, cfg = ctx.workspace, run.config
+    with ws.lock("write", timeout=10.0) if not run.dry_run else contextlib.nullcontext():
+        current = ws.memory_file.read_text("utf-8") if ws.memory_file.exists() else ""
+        write = plan_memory_write(
+            current,
+            plan.items(run.now),
+            budget=cfg["memory_max_bytes"],
+            max_evict_fraction=cfg.get("max_evict_fraction", 0.1),
+            written=hashes,
+        )
+        if not run.dry_run:
+            run.journal.write(ws.memory_file, write.text)
+    return write
+
+
+def apply_statuses(run: Any, plan: PromotionPlan, write: MemoryWrite | None) -> None:
+    pool: CandidatePool = run.pool
+    for change in plan.statuses:
+        pool.set_status(change.key, change.status, run.run_id, change.reason)
+    if hasattr(run, "safety"):
+        run.safety.refused += len(plan.refused_keys)
+        run.safety.refused_keys.extend(plan.refused_keys)
+        run.safety.secrets_redacted += plan.secrets_redacted
+    if write is None or run.dry_run:
+        return
+    for p in plan.promote:
+        s, decision = p.scored, p.decision
+        note = f"S={s.score.total:.3f}"
+        if decision is not None and decision.action != "allow":
+            note += f"; {decision.action}: {decision.reason}"
+        pool.set_status(p.key, "promoted", run.run_id, note)
+        for k in s.members:
+            if k != p.key:
+                pool.set_status(k, "promoted", run.run_id, f"same fact as {p.key}")
+    for ev in write.compaction.evicted:
+        if ev["key"] in pool.candidates:
+            pool.set_status(ev["key"], "evicted", run.run_id, "compacted out of MEMORY.md")
+
+
+def promoted_json(p: PlannedPromotion) -> dict[str, Any]:
+    entry = {
+        **candidate_json(p.scored),
+        "text": p.live.text,
+        "source": p.live.citation,
+        "sources": list(p.sources),
+        "members": list(p.scored.members),
+        "statement": p.merged_by,
+        "section": p.section,
+    }
+    if p.decision is not None:
+        entry["decision"] = {
+            "action": p.decision.action,
+            "reason": p.decision.reason,
+            "supersedes": list(p.decision.supersedes),
+            "source": p.decision.source,
+        }
+    return entry
+
+
+def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
+    """Read the inputs, plan (``plan.PromotionPlanner``), apply, report."""
+    cfg = run.config
+    ws = ctx.workspace
+    scored = score_pool(ctx, run)
+    run.scored = scored
+    record_scores(scored)
     memory_path = ws.memory_file
     memory_text = memory_path.read_text("utf-8") if memory_path.exists() else ""
-    present = existing_keys(memory_text)
-    mem = [(n, t, similarity_tokens(t)) for n, t in memory_lines(memory_text)]
-    chosen: list[tuple[Scored, Snippet, WriteDecision | None]] = []
-    chosen_tokens: list[tuple[str, str, frozenset[str]]] = []
-    merged_how: dict[str, str] = {}
-    already, dropped, blocked = [], [], []
-    occ = pool.occurrence_index()
-    for s in scored:
-        if not s.score.passed:
-            continue
-        cap = cfg.get("backfill_max_promotions", 200) if run.backfill else cfg["max_promotions_per_run"]
-        if len(chosen) >= cap:
-            break
-        c = s.candidate
-        if c.superseded_by:
-            continue
-        if c.key in present:
-            pool.set_status(c.key, "promoted", run.run_id, "already in MEMORY.md")
-            already.append({"key": c.key, "text": c.text, "reason": "key already in MEMORY.md"})
-            continue
-        members = s.members or (c.key,)
-        lives = [(k, live_snippet(run.reader, occ.get(k, []))) for k in members]
-        lives = [(k, x) for k, x in lives if x is not None]
-        live = lives[0][1] if lives else None
-        if live is None:
-            paths = sorted({o.path for k in members for o in occ.get(k, [])})
-            reason = (
-                f"text no longer in {', '.join(paths) or 'any daily'} (edited or deleted since it was staged)"
-            )
-            for k in members:
-                pool.set_status(k, "dropped", run.run_id, reason)
-            dropped.append({"key": c.key, "text": c.text, "reason": reason})
-            continue
-        if lives[0][0] != c.key:  # the most complete statement was edited away: the next one speaks
-            c = pool.candidates[lives[0][0]]
-        merged_by = "member"
-        if len(lives) > 1 and run.model and cfg["use_model"]:
-            sentence = merged_statement(
-                ctx,
-                run,
-                [x.text for _, x in sorted(lives, key=lambda kx: kx[1].day or dt.date.min)],
-                live.text,
-            )
-            if sentence is not None:
-                live = replace(live, text=sentence)
-                merged_by = "model"
-        safe_text, secrets, rules = screen_statement(live.text)
-        if rules:  # reads as instructions to an agent, or carries the suite's own tags: never promoted
-            reason = f"reads as instructions to an agent ({', '.join(rules)}); never promoted"
-            for k in members:
-                pool.set_status(k, "blocked", run.run_id, reason)
-            blocked.append({"key": c.key, "text": live.text, "reason": reason, "by": "safety"})
-            if hasattr(run, "safety"):
-                run.safety.refused += 1
-                run.safety.refused_keys.append(c.key)
-            continue
-        if secrets:  # the daily keeps its text; the promoted statement carries it redacted
-            live = replace(live, text=safe_text)
-            if hasattr(run, "safety"):
-                run.safety.secrets_redacted += secrets
-        tokens = similarity_tokens(live.text)
-        others = [(f"MEMORY.md line {n}", text, t) for n, text, t in mem]
-        others += [(f"{k}, promoted in this run", text, t) for k, text, t in chosen_tokens]
-        covered = covered_by(live.text, tokens, others, cfg["dedupe_jaccard"])
-        if covered:
-            reason = f"already covered by {covered}"
-            for k in members:
-                pool.set_status(k, "promoted", run.run_id, reason)
-            already.append({"key": c.key, "text": live.text, "reason": reason})
-            continue
-        decision = None
-        if not run.dry_run:
-            target = ws.relpath(memory_path) if memory_path.exists() else "MEMORY.md"
-            payload = WriteCandidate(
-                text=live.text,
-                target=target,
-                source="dreaming",
-                key=c.key,
-                path=live.path,
-                start_line=live.start_line,
-                end_line=live.end_line,
-                heading=live.heading,
-                written_on=live.day,
-                run_id=run.run_id,
-                score=round(s.score.total, 4),
-            )
-            decision = ctx.host.decide_write(payload, related_memories(mem, tokens, target))
-            if decision.action == "block":
-                reason = decision.reason or "blocked by before_message_write"
-                for k in members:
-                    pool.set_status(k, "blocked", run.run_id, reason)
-                blocked.append({"key": c.key, "text": live.text, "reason": reason, "by": decision.source})
-                continue
-        sources = tuple(
-            dict.fromkeys(
-                x.citation
-                for _, x in sorted(
-                    lives, key=lambda kx: (kx[1].day or dt.date.min, kx[1].path, kx[1].start_line)
-                )
-            )
-        )
-        chosen.append((replace(s, candidate=c), live, decision, sources))
-        merged_how[c.key] = merged_by
-        chosen_tokens.append((c.key, live.text, tokens))
-    for key, into in getattr(run, "joined", {}).items():
-        if not run.dry_run:
-            pool.set_status(key, "promoted", run.run_id, f"same fact as {into} (already in MEMORY.md)")
-        already.append({"key": key, "text": pool.candidates[key].text, "reason": f"same fact as {into}"})
-
-    items = [
-        Item(s.candidate.key, live.text, ",".join(sources), run.now.date().isoformat(), topic_of(live.text))
-        for s, live, _, sources in chosen
-    ]
-    compaction = None
-    written_bytes = len(memory_text.encode("utf-8"))
+    plan = build_plan(ctx, run, scored, memory_text)
     hashes = written_hashes(ctx.store)
-    edits = human_edits(memory_text, hashes)
-    if items:
-        keep_keys = {i.key for i in items}
-        with ws.lock("write", timeout=10.0) if not run.dry_run else contextlib.nullcontext():
-            current = memory_path.read_text("utf-8") if memory_path.exists() else ""
-            new_text, run.memory_regions = add_items(current, items)
-            new_text, compaction = compact(
-                new_text,
-                cfg["memory_max_bytes"],
-                keep=set(),
-                keep_keys=keep_keys,
-                max_evict_fraction=cfg.get("max_evict_fraction", 0.1),
-                written=hashes,
-            )
-            edits = human_edits(current, hashes)
-            if not run.dry_run:
-                run.journal.write(memory_path, new_text)
-            written_bytes = len(new_text.encode("utf-8"))
-        if not run.dry_run:
-            for s, _live, decision, _sources in chosen:
-                note = f"S={s.score.total:.3f}"
-                if decision is not None and decision.action != "allow":
-                    note += f"; {decision.action}: {decision.reason}"
-                pool.set_status(s.candidate.key, "promoted", run.run_id, note)
-                for k in s.members:
-                    if k != s.candidate.key:
-                        pool.set_status(k, "promoted", run.run_id, f"same fact as {s.candidate.key}")
-            for ev in compaction.evicted if compaction else []:
-                if ev["key"] in pool.candidates:
-                    pool.set_status(ev["key"], "evicted", run.run_id, "compacted out of MEMORY.md")
-    run.compaction = compaction
-    run.item_hashes = {i.key: item_hash(i.text) for i in items}
+    write = write_memory(ctx, run, plan, hashes) if plan.promote else None
+    apply_statuses(run, plan, write)
+    edits = write.human_edits if write else human_edits(memory_text, hashes)
+    run.compaction = write.compaction if write else None
+    if write:
+        run.memory_regions = write.regions
+    run.item_hashes = {p.key: item_hash(p.live.text) for p in plan.promote}
     run.human_edits = edits
-    promoted = []
-    for s, live, decision, sources in chosen:
-        entry = {
-            **candidate_json(s),
-            "text": live.text,
-            "source": live.citation,
-            "sources": list(sources),
-            "members": list(s.members),
-            "statement": merged_how.get(s.candidate.key, "member"),
-            "section": topic_of(live.text),
-        }
-        if decision is not None:
-            entry["decision"] = {
-                "action": decision.action,
-                "reason": decision.reason,
-                "supersedes": list(decision.supersedes),
-                "source": decision.source,
-            }
-        promoted.append(entry)
+    promoted = [promoted_json(p) for p in plan.promote]
     run.promoted = promoted
     near_misses = [
         candidate_json(s) | {"failed_gates": list(s.score.failed_gates)} for s in scored if not s.score.passed
@@ -483,15 +401,15 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
         "scored": len(scored),
         "passed_gates": sum(1 for s in scored if s.score.passed),
         "promoted": promoted,
-        "already_present": already,
-        "dropped": dropped,
-        "blocked": blocked,
+        "already_present": [o.as_json() for o in plan.already],
+        "dropped": [o.as_json() for o in plan.dropped],
+        "blocked": [o.as_json() for o in plan.blocked],
         "warnings": [p for p in promoted if p.get("decision", {}).get("action") in ("warn", "supersede")],
-        "expired": expired,
+        "expired": len(plan.expired),
         "near_misses": near_misses,
-        "compaction": compaction.as_json() if compaction else None,
+        "compaction": write.compaction.as_json() if write else None,
         "human_edits": edits,
         "memory_file": ws.relpath(memory_path) if memory_path.exists() else "MEMORY.md",
-        "memory_bytes": written_bytes,
-        "written_at": now_ts,
+        "memory_bytes": len(write.text.encode("utf-8")) if write else len(memory_text.encode("utf-8")),
+        "written_at": run.now.timestamp(),
     }
