@@ -97,6 +97,57 @@ class ScannedFile:
     size: int
 
 
+_GLOB_CHARS = frozenset("*?[")
+
+
+def resolve_extra_paths(root: Path, entries: Iterable[str]) -> tuple[list[str], list[str]]:
+    """``extra_paths`` as workspace-relative glob patterns, and a one-line problem for each entry
+    that cannot be used (skipped; the others still count). An entry may be a glob or a path,
+    relative to the workspace or absolute inside it (``~`` expanded); a folder means every
+    markdown file below it. Entries are trimmed and duplicates dropped."""
+    root = Path(root).resolve()
+    patterns: list[str] = []
+    problems: list[str] = []
+    for raw in entries:
+        entry = str(raw).strip()
+        if not entry:
+            problems.append("extra_paths: an empty entry is ignored")
+            continue
+        path = Path(entry).expanduser()
+        if path.is_absolute():
+            literal = Path(path.parts[0])  # the part before the first glob character
+            for part in path.parts[1:]:
+                if _GLOB_CHARS & set(part):
+                    break
+                literal = literal / part
+            try:
+                rel_literal = literal.resolve().relative_to(root)
+            except ValueError:
+                problems.append(
+                    f"extra_paths: {entry} is outside the workspace and is ignored (link it into the "
+                    "workspace, e.g. `ln -s DIR notes`, and list `notes`)"
+                )
+                continue
+            rest = path.parts[len(literal.parts) :]
+            pattern = Path(rel_literal, *rest).as_posix()
+        else:
+            pattern = path.as_posix()
+        if pattern in ("", "."):
+            pattern = "**/*.md"
+        elif ".." in Path(pattern).parts:
+            problems.append(f"extra_paths: {entry} leaves the workspace and is ignored")
+            continue
+        elif not _GLOB_CHARS & set(pattern):
+            target = root / pattern
+            if target.is_dir():
+                pattern = f"{pattern.rstrip('/')}/**/*.md"
+            elif not target.exists():
+                problems.append(f"extra_paths: {entry} does not exist (yet); nothing is indexed from it")
+        if pattern not in patterns:
+            patterns.append(pattern)
+    return patterns, problems
+
+
 def scan_workspace(ws: Workspace, extra_paths: Iterable[str] = ()) -> dict[str, ScannedFile]:
     """Source markdown files: relpath -> ScannedFile. Skips hidden folders, the suite's
     generated outputs and symlinks that leave the workspace.
@@ -164,8 +215,13 @@ def scan_workspace(ws: Workspace, extra_paths: Iterable[str] = ()) -> dict[str, 
         rel = inside(real)
         if rel is not None and os.path.isdir(real):
             walk(real, rel + "/", corpus)
-    for pattern in extra_paths:
-        for path in sorted(ws.root.glob(pattern)):
+    patterns, _ = resolve_extra_paths(ws.root, extra_paths)
+    for pattern in patterns:
+        try:
+            matches = sorted(ws.root.glob(pattern))
+        except (ValueError, NotImplementedError, OSError):
+            continue  # reported by resolve_extra_paths's caller; one entry never stops the scan
+        for path in matches:
             if path.suffix.lower() == ".md":
                 add_link(str(path), "memory")  # resolved: a folder link on the way may leave
     return found
@@ -240,14 +296,17 @@ class RecallIndex:
         return f"{embedder.provider}:{embedder.model}" if embedder else "none"
 
     def _warn(self, message: str | None) -> None:
+        self._set_warnings("embedding:", [f"embedding: {message}"] if message else [])
+
+    def _set_warnings(self, prefix: str, messages: list[str]) -> None:
+        """Replace the warnings starting with ``prefix`` in .lifelong/warnings.json (what
+        ``lifelong status`` shows) with ``messages``; written only when they change."""
         path = self.ws.state_dir / "warnings.json"
         from lifelong.workspace import atomic_write
 
-        current = json.loads(path.read_text("utf-8")) if path.exists() else []
-        current = [w for w in current if not w.startswith("embedding:")]
-        if message:
-            current.append(f"embedding: {message}")
-        if current or path.exists():
+        old = json.loads(path.read_text("utf-8")) if path.exists() else []
+        current = [w for w in old if not w.startswith(prefix)] + messages
+        if current != old and (current or path.exists()):
             atomic_write(path, json.dumps(current, indent=1))
 
     # scanning -------------------------------------------------------------------------------
@@ -321,6 +380,8 @@ class RecallIndex:
         scanned: dict[str, ScannedFile] | None = None,
     ) -> SyncReport:
         started = time.monotonic()
+        _, problems = resolve_extra_paths(self.ws.root, self.config.get("extra_paths", []))
+        self._set_warnings("extra_paths:", problems)
         with self.store.lock:
             indexed = self.indexed_files()
             disk, paths = self.disk_state(indexed, scanned)

@@ -317,3 +317,36 @@ def test_m007_rebuilds_an_old_full_text_table(make_workspace) -> None:
         assert [r["path"] for r in out["results"]][:1] == ["memory/2026-03-04.md"]
     finally:
         host.close()
+
+
+# item 2 -----------------------------------------------------------------------------------------
+def test_extra_paths_take_folders_absolute_paths_and_globs_and_one_bad_entry_stops_nothing(
+    tmp_path: Path,
+) -> None:
+    """An absolute glob inside the workspace, a folder name, a relative glob and a duplicate are
+    indexed; an empty entry and a path outside the workspace are skipped with one line each in
+    `status`; `index`, `search` and the gate keep working."""
+    root, outside = tmp_path / "ws", tmp_path / "elsewhere"
+    (root / "memory").mkdir(parents=True)
+    (root / "notes" / "deep").mkdir(parents=True)
+    (root / "docs").mkdir()
+    outside.mkdir()
+    (root / "notes" / "deep" / "a.md").write_text("- the zebra migration runs on Fridays\n")
+    (root / "docs" / "b.md").write_text("- the okapi cache is warmed at boot\n")
+    (outside / "c.md").write_text("- the narwhal secret lives outside\n")
+    extra = [str(root / "docs" / "*.md"), "notes", " notes ", "", str(outside / "*.md")]
+    config = {"embedding": {"provider": "none"}, "plugins": {"recall": {"extra_paths": extra}}}
+    (root / "lifelong.yaml").write_text(yaml.safe_dump(config))
+    run = CliRunner().invoke
+    base = ["--workspace", str(root), "--now", "2026-03-24T09:00"]
+    indexed = run(cli, [*base, "index"])
+    assert indexed.exit_code == 0, indexed.output
+    for word, path in (("zebra", "notes/deep/a.md"), ("okapi", "docs/b.md")):
+        found = run(cli, [*base, "search", word])
+        assert found.exit_code == 0 and path in found.output, found.output
+    assert "narwhal" not in run(cli, [*base, "search", "narwhal"]).output
+    gate = run(cli, [*base, "gate", "when does the zebra migration run?"])
+    assert gate.exit_code == 0, gate.output
+    status = run(cli, [*base, "status"]).output
+    assert "extra_paths: an empty entry is ignored" in status
+    assert f"extra_paths: {outside / '*.md'} is outside the workspace" in status
