@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lifelong.errors import LifelongError
 from lifelong.workspace import daily_date
@@ -88,6 +88,31 @@ class Occurrence:
     end_line: int
     day: str
     text: str
+
+
+class RecallEvent(NamedTuple):
+    """One row of ``recall_events``: a search that returned a chunk of a daily."""
+
+    id: int
+    ts: float
+    day: str
+    query_hash: str
+    query: str
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    source: str
+
+
+class StatusTransition(NamedTuple):
+    """A candidate's status change, as ``dream_status_log`` records it."""
+
+    key: str
+    old_status: str | None
+    old_run: str | None
+    old_reason: str | None
+    new_status: str
 
 
 @dataclass(frozen=True)
@@ -228,7 +253,7 @@ def hand_over(
 
 @dataclass(frozen=True)
 class Credit:
-    event: tuple
+    event: RecallEvent
     snippet: Snippet
     key: str  # the candidate key the snippet resolves to (its own key when not staged yet)
     overlap: float
@@ -252,7 +277,7 @@ def credit_search(
     best = max((c.coverage for c in credits), default=0.0)
     # newest first: asked again, the latest note about a recurring kind of thing is the one meant
     ranked = sorted(
-        credits, key=lambda c: (c.snippet.day or dt.date.min, c.event[8], c.overlap), reverse=True
+        credits, key=lambda c: (c.snippet.day or dt.date.min, c.event.score, c.overlap), reverse=True
     )
     # siblings first: the newest line of each cluster of near-identical lines speaks for it, and
     # gets the credit when any of them matched well enough (yesterday's umbrella note does not
@@ -295,7 +320,7 @@ class CandidatePool:
         self.alias: dict[str, str] = {}
         self.new_signals: dict[tuple[int, str], Signal] = {}
         self.new_occurrences: set[tuple[str, str]] = set()
-        self.status_changes: list[tuple[str, str | None, str | None, str | None, str]] = []
+        self.status_changes: list[StatusTransition] = []
         self.index = NearDuplicateIndex(dedupe_threshold)
         self.merged = 0
 
@@ -383,7 +408,7 @@ class CandidatePool:
         if c.status == status and c.status_reason == reason:
             return
         if not c.is_new:
-            self.status_changes.append((key, c.status, c.status_run, c.status_reason, status))
+            self.status_changes.append(StatusTransition(key, c.status, c.status_run, c.status_reason, status))
         c.status, c.status_run, c.status_reason = status, run_id, reason
         c.dirty = True
 
@@ -423,7 +448,7 @@ class CandidatePool:
                         is_new=True,
                     )
                     self.index.add(key, tokens)
-                    self.status_changes.append((key, None, None, None, "staged"))
+                    self.status_changes.append(StatusTransition(key, None, None, None, "staged"))
         occ_id = (sk, snippet.path)
         occ = self.occurrences.get(occ_id)
         if occ is None or (occ.start_line, occ.end_line, occ.key) != (
@@ -546,12 +571,18 @@ def list_dailies(ws: Any, since: dt.date | None, until: dt.date) -> list[str]:
     return out
 
 
-def read_events(store: Any, after_ts: float, until_ts: float) -> list[tuple]:
-    return store.conn.execute(
+def read_events(store: Any, after_ts: float, until_ts: float) -> list[RecallEvent]:
+    rows = store.conn.execute(
         "SELECT id, ts, day, query_hash, query, path, start_line, end_line, score, source FROM recall_events"
         " WHERE ts > ? AND ts <= ? AND path LIKE 'memory/%' ORDER BY id",
         (after_ts, until_ts),
     ).fetchall()
+    return [RecallEvent(*row) for row in rows]
+
+
+def revived(changes: list[StatusTransition]) -> int:
+    """How many dropped or expired candidates came back to ``staged``."""
+    return sum(1 for c in changes if c.new_status == "staged" and c.old_status in REVIVABLE)
 
 
 def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
@@ -566,7 +597,7 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
     run.pool, run.reader = pool, reader
     report = LightReport()
     touched: set[str] = set()
-    before_revived = len([c for c in pool.status_changes if c[4] == "staged" and c[1] in REVIVABLE])
+    before_revived = revived(pool.status_changes)
 
     since = None if run.backfill else today - dt.timedelta(days=cfg["lookback_days"])
     for rel in list_dailies(ws, since, today):
@@ -583,19 +614,19 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
     events = read_events(store, watermark, now_ts)
     report.events_read = len(events)
     sources = set(cfg["count_sources"])
-    groups: dict[tuple[str, int, int, str], list[tuple]] = defaultdict(list)
+    groups: dict[tuple[str, int, int, str], list[RecallEvent]] = defaultdict(list)
     counted = []
     for ev in events:
-        if ev[9] not in sources:
+        if ev.source not in sources:
             continue
-        day = daily_date(ev[5])
+        day = daily_date(ev.path)
         if day is None or day > today:
             report.events_not_daily += 1
             continue
         report.events_counted += 1
         counted.append(ev)
     # lines may have moved since the search: read each event against the snapshot it saw
-    paths = {ev[5] for ev in counted}
+    paths = {ev.path for ev in counted}
     current: dict[str, list[str]] = {}
     for rel in paths:
         try:
@@ -604,15 +635,15 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
             continue
     maps = LineMaps(store, paths, current)
     for ev in counted:
-        where = maps.locate(ev[5], ev[6], ev[7], ev[1])
+        where = maps.locate(ev.path, ev.start_line, ev.end_line, ev.ts)
         if where is None:
             report.events_unattributed += 1
             continue
-        if where != (ev[6], ev[7]):
-            ev = (*ev[:6], where[0], where[1], *ev[8:])
-        groups[(ev[5], ev[6], ev[7], ev[3])].append(ev)
+        if where != (ev.start_line, ev.end_line):
+            ev = ev._replace(start_line=where[0], end_line=where[1])  # where: (start_line, end_line)
+        groups[(ev.path, ev.start_line, ev.end_line, ev.query_hash)].append(ev)
     report.events_moved = maps.moved
-    for rel in sorted({g[0] for g in groups}):
+    for rel in sorted({rel for rel, *_ in groups}):
         reader.snippets(rel)
     vocab = Vocabulary()
     for snippets in reader.cache.values():
@@ -630,7 +661,8 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
     best_of_search: dict[tuple[str, float], float] = {}
     for evs in groups.values():
         for e in evs:
-            best_of_search[(e[3], e[1])] = max(best_of_search.get((e[3], e[1]), 0.0), e[8])
+            search = (e.query_hash, e.ts)
+            best_of_search[search] = max(best_of_search.get(search, 0.0), e.score)
     searches: dict[tuple[str, float], list[Credit]] = defaultdict(list)
     for (rel, start, end, qhash), evs in groups.items():
         snippets = reader.snippets(rel)
@@ -641,7 +673,7 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
         all_tokens = reader.snippet_tokens(rel)
         qt = query_tokens.get(qhash)
         if qt is None:
-            qt = query_tokens[qhash] = content_tokens(evs[0][4])
+            qt = query_tokens[qhash] = content_tokens(evs[0].query)
         winners = attribute(qt, [all_tokens[i] for i in idx], vocab.idf, cfg["attribution_min_coverage"])
         found = [(snippets[idx[i]], overlap, cov) for i, overlap, cov in winners]
         if not found and len(idx) == 1:
@@ -651,8 +683,11 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
             evs = [
                 e
                 for e in evs
-                if e[8] >= floor
-                or (e[8] >= rel_floor and e[8] >= rel_share * best_of_search.get((e[3], e[1]), 0.0))
+                if e.score >= floor
+                or (
+                    e.score >= rel_floor
+                    and e.score >= rel_share * best_of_search.get((e.query_hash, e.ts), 0.0)
+                )
             ]
         if not found:
             report.events_unattributed += len(evs)
@@ -660,11 +695,11 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
         for snippet, overlap, cov in found:
             key = pool.lookup(snippet) or snippet.key
             for ev in evs:
-                searches[(qhash, ev[1])].append(Credit(ev, snippet, key, overlap, cov))
+                searches[(qhash, ev.ts)].append(Credit(ev, snippet, key, overlap, cov))
     returned: dict[tuple[str, float], set[tuple[str, int, int]]] = defaultdict(set)
     for (rel, start, end, qhash), evs in groups.items():
         for ev in evs:
-            returned[(qhash, ev[1])].add((rel, start, end))
+            returned[(qhash, ev.ts)].add((rel, start, end))
     occ = pool.occurrence_index() if replaced_by else {}
     attributed: set[int] = set()
     for search_id, found_in_search in searches.items():
@@ -682,12 +717,14 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
         for c in credits:
             key = pool.resolve(c.snippet, now_ts, run.run_id)
             touched.add(key)
-            attributed.add(c.event[0])
             ev = c.event
-            pool.new_signals[(ev[0], key)] = Signal(ev[0], key, ev[1], ev[2], ev[3], ev[8], ev[9], c.overlap)
+            attributed.add(ev.id)
+            pool.new_signals[(ev.id, key)] = Signal(
+                ev.id, key, ev.ts, ev.day, ev.query_hash, ev.score, ev.source, c.overlap
+            )
     report.events_attributed = len(attributed)
     report.signals = len(pool.new_signals)
-    run.event_watermark_next = max([watermark, *(e[1] for e in events)]) if events else watermark
+    run.event_watermark_next = max([watermark, *(e.ts for e in events)]) if events else watermark
 
     night = now.date().isoformat()
     tz = ctx.workspace.timezone
@@ -706,9 +743,7 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
         report.reinforced += 1
     report.new_candidates = sum(1 for c in pool.candidates.values() if c.is_new)
     report.merged_near_duplicates = pool.merged
-    report.revived = (
-        len([c for c in pool.status_changes if c[4] == "staged" and c[1] in REVIVABLE]) - before_revived
-    )
+    report.revived = revived(pool.status_changes) - before_revived
     report.skipped_marker_lines = reader.stats.skipped_marker
     report.skipped_report_junk = reader.stats.skipped_junk
     report.skipped_managed_lines = reader.stats.skipped_managed_lines

@@ -8,6 +8,7 @@ import random
 from lifelong_plugins.dreaming.candidates import (
     Credit,
     NearDuplicateIndex,
+    RecallEvent,
     Vocabulary,
     attribute,
     attribution_tokens,
@@ -161,9 +162,8 @@ def test_attribution_credits_the_line_the_query_matched_not_the_chunk() -> None:
 
 def _credit(text: str, day: str, score: float, cov: float, key: str | None = None) -> Credit:
     snippet = Snippet(f"memory/{day}.md", dt.date.fromisoformat(day), 3, 3, "d", text)
-    return Credit(
-        (1, 0.0, day, "q", "query", snippet.path, 1, 9, score, "tool"), snippet, key or snippet.key, 1.0, cov
-    )
+    event = RecallEvent(1, 0.0, day, "q", "query", snippet.path, 1, 9, score, "tool")
+    return Credit(event, snippet, key or snippet.key, 1.0, cov)
 
 
 def test_one_search_credits_what_was_looked_up_once() -> None:
