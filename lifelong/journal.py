@@ -128,6 +128,26 @@ class Journal:
         )
 
 
+def later_writes(workspace: Workspace, run_id: str) -> dict[str, set[str]]:
+    """path -> the checksums that journaled runs *other than* ``run_id`` wrote to it: a file whose
+    bytes are one of these was last changed by the suite (a later night), not by a human."""
+    out: dict[str, set[str]] = {}
+    folder = workspace.state_dir / "journal"
+    if not folder.is_dir():
+        return out
+    for entries_path in folder.glob("*/entries.json"):
+        if entries_path.parent.name == run_id:
+            continue
+        try:
+            rows = json.loads(entries_path.read_text("utf-8"))
+        except (OSError, ValueError):
+            continue  # a journal being written, or left torn by a kill: no evidence either way
+        for row in rows:
+            if isinstance(row, dict) and row.get("after_sha") and row.get("path"):
+                out.setdefault(row["path"], set()).add(row["after_sha"])
+    return out
+
+
 def rollback(
     workspace: Workspace,
     run_id: str,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong.errors import ConfigError, InputError, LifelongError, PluginError
-from lifelong.journal import Journal, rollback, sha256
+from lifelong.journal import Journal, RollbackConflict, later_writes, rollback, sha256
 from lifelong.workspace import remove_region
 
 from . import diary
@@ -530,13 +530,36 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
             raise InputError(f"run {run_id} was already rolled back")
         summary = json.loads(row["summary"] or "{}")
         journal = Journal(ws, run_id)
-        undo = Journal(ws, f"undo-{new_run_id(ctx.now())}", plugin=PLUGIN) if force else None
         restored: list[str] = []
         conflicts: list[str] = []
+        later: list[str] = []  # files later runs wrote since: their output is kept, not a conflict
         if journal.exists():
-            keep = keep_human_edit(ws, run_id, summary) if force else None
-            restored = rollback(ws, run_id, on_conflict=keep, record_in=undo)
-            conflicts = list(getattr(keep, "conflicts", []))
+            written = later_writes(ws, run_id)
+            by_later = {
+                e.path
+                for e in journal.entries()
+                if (ws.root / e.path).exists()
+                and sha256((ws.root / e.path).read_bytes()) in written.get(e.path, ())
+            }
+            undo = Journal(ws, f"undo-{new_run_id(ctx.now())}", plugin=PLUGIN) if force or by_later else None
+            surgical = keep_human_edit(ws, run_id, summary)
+            human = keep_human_edit(ws, run_id, summary) if force else None
+
+            def on_conflict(rel: str, current: bytes, before: bytes | None) -> bytes | None:
+                if rel in by_later:  # only later nights changed it: remove exactly this run's part
+                    later.append(rel)
+                    return surgical(rel, current, before)
+                if human is None:
+                    raise RollbackConflict(
+                        f"{rel} was edited after run {run_id} wrote it; rollback would lose that edit "
+                        "(use --force to keep the edit and remove only this run's items)"
+                    )
+                return human(rel, current, before)
+
+            restored = rollback(ws, run_id, on_conflict=on_conflict, record_in=undo)
+            conflicts = list(getattr(human, "conflicts", []))
+        else:
+            undo = Journal(ws, f"undo-{new_run_id(ctx.now())}", plugin=PLUGIN) if force else None
         folder = ws.reports_dir / run_id
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
@@ -544,6 +567,8 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
         message = "rolled back" + (
             f" (forced: edits made since kept in {', '.join(conflicts)})" if conflicts else ""
         )
+        if later:
+            message += f"; later runs' output kept in {', '.join(sorted(set(later)))}"
         with store.lock:
             if undo is not None:
                 message += f"; `lifelong dream rollback {undo.run_id}` undoes this rollback"
