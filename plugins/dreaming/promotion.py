@@ -12,8 +12,8 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 
 from lifelong import llm
 from lifelong.contracts import WriteCandidate, WriteDecision
@@ -51,28 +51,38 @@ DAY_S = 86400.0
 DAY_BOUND = re.compile(r"\b(today|tonight|this (morning|afternoon|evening)|tomorrow|yesterday)\b", re.I)
 
 
-def load_signals(store: Any, pool: CandidatePool, keys: list[str]) -> dict[str, list[tuple]]:
-    """(ts, day, query_hash, score, event_id) per candidate key: stored signals plus this run's."""
-    out: dict[str, list[tuple]] = defaultdict(list)
+class Recall(NamedTuple):
+    """One recall of a candidate: a search at ``ts`` on ``day`` that credited it."""
+
+    ts: float
+    day: str
+    query_hash: str
+    score: float
+    event_id: int | None = None
+
+
+def load_signals(store: Any, pool: CandidatePool, keys: list[str]) -> dict[str, list[Recall]]:
+    """The recalls of each candidate key: stored signals plus this run's."""
+    out: dict[str, list[Recall]] = defaultdict(list)
     if keys:
         for key, ts, day, qh, sc, eid in store.conn.execute(
             "SELECT key, ts, day, query_hash, score, event_id FROM dream_signals"
             " WHERE key IN (SELECT value FROM json_each(?))",
             (json.dumps(keys),),
         ):
-            out[key].append((ts, day, qh, sc, eid))
+            out[key].append(Recall(ts, day, qh, sc, eid))
     for s in pool.new_signals.values():  # events past the watermark: never stored before
-        out[s.key].append((s.ts, s.day, s.query_hash, s.score, s.event_id))
+        out[s.key].append(Recall(s.ts, s.day, s.query_hash, s.score, s.event_id))
     return out
 
 
-def union_recalls(recalls: dict[str, list[tuple]], keys: Iterable[str]) -> list[tuple]:
-    """The recalls of a fact: its members' recall events, each event once."""
-    seen: dict[Any, tuple] = {}
+def union_recalls(recalls: dict[str, list[Recall]], keys: Iterable[str]) -> list[Recall]:
+    """The recalls of a fact: its members' recall events, each event once (the best-scored)."""
+    seen: dict[Any, Recall] = {}
     for k in keys:
         for r in recalls.get(k, []):
-            ident = r[4] if len(r) > 4 else (r[0], r[2])
-            if ident not in seen or r[3] > seen[ident][3]:
+            ident = r.event_id
+            if ident not in seen or r.score > seen[ident].score:
                 seen[ident] = r
     return list(seen.values())
 
@@ -103,24 +113,26 @@ def _noon_ts(day: str, tz: dt.tzinfo) -> float:
 
 def build_signals(
     c: Candidate,
-    recalls: list[tuple],
+    recalls: Iterable[tuple],
     occurrences: list[Occurrence],
     now_ts: float,
     tz: dt.tzinfo,
     today: dt.date,
 ) -> Signals:
+    """``recalls``: :class:`Recall` rows, or plain (ts, day, query_hash, score) tuples."""
+    recalls = [Recall(*r) for r in recalls]
     written = {o.day for o in occurrences if o.day and o.day <= today.isoformat()}
-    recall_days = {r[1] for r in recalls}
+    recall_days = {r.day for r in recalls}
     days = sorted(written | recall_days)
-    last = max([r[0] for r in recalls] + [_noon_ts(d, tz) for d in written], default=None)
-    contexts = len({(r[2], r[1]) for r in recalls}) + len(written)
+    last = max([r.ts for r in recalls] + [_noon_ts(d, tz) for d in written], default=None)
+    contexts = len({(r.query_hash, r.day) for r in recalls}) + len(written)
     span = (dt.date.fromisoformat(days[-1]) - dt.date.fromisoformat(days[0])).days if days else 0
     return Signals(
         recalls=len(recalls),
-        unique_queries=len({r[2] for r in recalls}),
+        unique_queries=len({r.query_hash for r in recalls}),
         recall_days=len(recall_days),
         contexts=contexts,
-        mean_score=sum(r[3] for r in recalls) / len(recalls) if recalls else 0.0,
+        mean_score=sum(r.score for r in recalls) / len(recalls) if recalls else 0.0,
         written_days=len(written),
         distinct_days=len(days),
         span_days=float(span),
@@ -133,17 +145,23 @@ def build_signals(
     )
 
 
-def score_pool(ctx: Any, run: Any) -> list[Scored]:
+@dataclass(frozen=True)
+class PoolScores:
+    scored: list[Scored]  # best first
+    fact_groups: dict[str, list[str]]  # group id -> member keys
+    joined: dict[str, str]  # staged key -> the promoted key of its fact
+
+
+def score_pool(ctx: Any, run: Any) -> PoolScores:
     """Score every fact with a staged member: its members' signals together (recall events once
     each, occurrences of every member, the strongest reinforcement). A fact already promoted
-    (a member in MEMORY.md) is not scored again: its new statements join it (``run.joined``)."""
+    (a member in MEMORY.md) is not scored again: its new statements join it (``joined``)."""
     pool: CandidatePool = run.pool
     sc = ScoreConfig.from_config(run.config, backfill=run.backfill)
     live = [c for c in pool.candidates.values() if c.status in ("staged", "promoted")]
     staged_any = any(c.status == "staged" for c in live)
     groups = fact_groups(ctx, run, live) if staged_any else {}
-    run.fact_groups = groups
-    run.joined = {}
+    joined: dict[str, str] = {}
     keys = [k for members in groups.values() for k in members]
     recalls = load_signals(ctx.store, pool, keys)
     occ = pool.occurrence_index()
@@ -158,7 +176,7 @@ def score_pool(ctx: Any, run: Any) -> list[Scored]:
         promoted = [c for c in cands if c.status == "promoted"]
         if promoted:
             for c in staged:
-                run.joined[c.key] = promoted[0].key
+                joined[c.key] = promoted[0].key
             continue
         rep = max(staged, key=lambda c: (*completeness(c.text), c.day, c.key))
         merged = replace(
@@ -174,14 +192,14 @@ def score_pool(ctx: Any, run: Any) -> list[Scored]:
             # "the plumber comes today": about the day it was written; later look-ups of it are not
             # evidence that it lasts
             written = {o.day for o in occurrences}
-            found = [r for r in found if r[1] in written]
+            found = [r for r in found if r.day in written]
         sig = build_signals(merged, found, occurrences, now_ts, tz, run.now.date())
         sig = replace(sig, richness=max(richness(c.text) for c in staged))
         result = score(sig, sc)
         ordered = (rep.key, *sorted(c.key for c in staged if c.key != rep.key))
         out.append(Scored(rep, sig, result, ordered))
     out.sort(key=lambda s: (-s.score.total, s.candidate.key))
-    return out
+    return PoolScores(out, groups, joined)
 
 
 def live_snippet(reader: DailyReader, occurrences: list[Occurrence]) -> Snippet | None:
@@ -288,13 +306,13 @@ def record_scores(scored: list[Scored]) -> None:
         c.dirty = True
 
 
-def build_plan(ctx: Any, run: Any, scored: list[Scored], memory_text: str) -> PromotionPlan:
+def build_plan(ctx: Any, run: Any, pool_scores: PoolScores, memory_text: str) -> PromotionPlan:
     """Walk the planner over ``scored``, reading each due fact's statement and asking the write
     hook about each proposal (not in a dry run)."""
     pool: CandidatePool = run.pool
     ws = ctx.workspace
     config = PlanConfig.from_config(run.config, backfill=run.backfill, dry_run=run.dry_run)
-    planner = PromotionPlanner(scored, memory_text, config, pool.candidates, getattr(run, "joined", {}))
+    planner = PromotionPlanner(pool_scores.scored, memory_text, config, pool.candidates, pool_scores.joined)
     target = ws.relpath(ws.memory_file) if ws.memory_file.exists() else "MEMORY.md"
     occ = pool.occurrence_index()
     for s in planner.due():
@@ -366,31 +384,39 @@ def promoted_json(p: PlannedPromotion) -> dict[str, Any]:
     return entry
 
 
-def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
-    """Read the inputs, plan (``plan.PromotionPlanner``), apply, report."""
+@dataclass(frozen=True)
+class DeepResult:
+    """What the deep phase did: the scores, the plan it applied, the MEMORY.md write (None when
+    nothing was promoted), the human edits found in MEMORY.md, and its report."""
+
+    scores: PoolScores
+    plan: PromotionPlan
+    write: MemoryWrite | None
+    human_edits: list[dict[str, str]]
+    promoted: list[dict[str, Any]]
+    report: dict[str, Any]
+
+
+def deep(ctx: Any, run: Any) -> DeepResult:
+    """Read the inputs, plan (``plan.PromotionPlanner``), apply; candidate statuses and the
+    journaled MEMORY.md write are the only effects."""
     cfg = run.config
     ws = ctx.workspace
-    scored = score_pool(ctx, run)
-    run.scored = scored
+    scores = score_pool(ctx, run)
+    scored = scores.scored
     record_scores(scored)
     memory_path = ws.memory_file
     memory_text = memory_path.read_text("utf-8") if memory_path.exists() else ""
-    plan = build_plan(ctx, run, scored, memory_text)
+    plan = build_plan(ctx, run, scores, memory_text)
     hashes = written_hashes(ctx.store)
     write = write_memory(ctx, run, plan, hashes) if plan.promote else None
     apply_statuses(run, plan, write)
     edits = write.human_edits if write else human_edits(memory_text, hashes)
-    run.compaction = write.compaction if write else None
-    if write:
-        run.memory_regions = write.regions
-    run.item_hashes = {p.key: item_hash(p.live.text) for p in plan.promote}
-    run.human_edits = edits
     promoted = [promoted_json(p) for p in plan.promote]
-    run.promoted = promoted
     near_misses = [
         candidate_json(s) | {"failed_gates": list(s.score.failed_gates)} for s in scored if not s.score.passed
     ][:10]
-    return {
+    report = {
         "phase": "deep",
         "mode": "backfill" if run.backfill else "nightly",
         "thresholds": {
@@ -413,3 +439,20 @@ def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
         "memory_bytes": len(write.text.encode("utf-8")) if write else len(memory_text.encode("utf-8")),
         "written_at": run.now.timestamp(),
     }
+    return DeepResult(scores, plan, write, edits, promoted, report)
+
+
+def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
+    """The ``dreaming_phase`` entry: :func:`deep`, then its result recorded on the run (the
+    fields run.py reads for the summary, the diary and rollback)."""
+    result = deep(ctx, run)
+    run.scored = result.scores.scored
+    run.fact_groups = result.scores.fact_groups
+    run.joined = result.scores.joined
+    run.compaction = result.write.compaction if result.write else None
+    if result.write:
+        run.memory_regions = result.write.regions
+    run.item_hashes = {p.key: item_hash(p.live.text) for p in result.plan.promote}
+    run.human_edits = result.human_edits
+    run.promoted = result.promoted
+    return result.report
