@@ -585,7 +585,31 @@ def revived(changes: list[StatusTransition]) -> int:
     return sum(1 for c in changes if c.new_status == "staged" and c.old_status in REVIVABLE)
 
 
+@dataclass(frozen=True)
+class LightResult:
+    """What the light phase did: the candidate pool it loaded and changed (in memory, saved by the
+    run), the reader of the dailies it parsed, the candidates it touched, the watermark past the
+    recall events it read, and its report."""
+
+    pool: CandidatePool
+    reader: DailyReader
+    touched: frozenset[str]
+    event_watermark_next: float
+    report: dict[str, Any]
+
+
 def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
+    """The ``dreaming_phase`` entry: :func:`light`, then its result recorded on the run."""
+    result = light(ctx, run)
+    run.pool, run.reader = result.pool, result.reader
+    run.event_watermark_next = result.event_watermark_next
+    run.touched = set(result.touched)
+    return result.report
+
+
+def light(ctx: Any, run: Any) -> LightResult:
+    """Stage the snippets of recent dailies and attribute the recall events since the last run
+    (the run's ``event_watermark``) to them."""
     cfg = run.config
     ws = ctx.workspace
     now = run.now
@@ -594,7 +618,6 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
     store = ctx.store
     pool = CandidatePool.load(store, cfg["dedupe_jaccard"])
     reader = DailyReader(ctx, cfg)
-    run.pool, run.reader = pool, reader
     report = LightReport()
     touched: set[str] = set()
     before_revived = revived(pool.status_changes)
@@ -724,7 +747,7 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
             )
     report.events_attributed = len(attributed)
     report.signals = len(pool.new_signals)
-    run.event_watermark_next = max([watermark, *(e.ts for e in events)]) if events else watermark
+    watermark_next = max([watermark, *(e.ts for e in events)]) if events else watermark
 
     night = now.date().isoformat()
     tz = ctx.workspace.timezone
@@ -748,7 +771,6 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
     report.skipped_report_junk = reader.stats.skipped_junk
     report.skipped_managed_lines = reader.stats.skipped_managed_lines
     report.unreadable = dict(reader.errors)
-    run.touched = touched
     data = {
         "phase": "light",
         "lookback_days": None if run.backfill else cfg["lookback_days"],
@@ -756,4 +778,6 @@ def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
     }
     staged_new = [c for c in pool.candidates.values() if c.is_new][:50]
     data["staged"] = [{"key": c.key, "text": c.text, "source": c.citation} for c in staged_new]
-    return json.loads(json.dumps(data, default=str))
+    return LightResult(
+        pool, reader, frozenset(touched), watermark_next, json.loads(json.dumps(data, default=str))
+    )
