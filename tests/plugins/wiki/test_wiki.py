@@ -608,3 +608,23 @@ def test_contradictions_across_pages_about_one_subject(tmp_path: Path) -> None:
     assert "wiki/entities/dana-reyes.md / wiki/entities/acme-robotics.md" in report or (
         "wiki/entities/acme-robotics.md / wiki/entities/dana-reyes.md" in report
     )
+
+
+def test_memory_search_corpus_all_returns_wiki_hits_with_their_claim_and_evidence(tmp_path: Path) -> None:
+    """Through the recall plugin's memory_search, not the hook alone: a wiki hit in corpus all
+    carries its claim id and evidence pointers to the caller."""
+    root = make_ws(tmp_path, RAISE)
+    compile_json(root)
+    (root / "lifelong.yaml").write_text("embedding: {provider: none}\n")
+    host = Host(Workspace(root), builtins=["embeddings", "recall", "wiki"])
+    clock.set_now(dt.datetime(2026, 3, 24, 9, tzinfo=dt.UTC))
+    try:
+        out = host.call_tool(
+            "memory_search", {"query": "Acme seed round", "corpus": "all", "max_results": 10}
+        )
+        wiki = [r for r in out["results"] if r["corpus"] == "wiki" and "claim_id" in r.get("extra", {})]
+        assert wiki, out["results"]
+        assert wiki[0]["extra"]["claim_id"].startswith("claim.")
+        assert wiki[0]["extra"]["evidence"][0].startswith("memory/2026-03-")
+    finally:
+        host.close()
