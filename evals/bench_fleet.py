@@ -47,6 +47,8 @@ from typing import Any
 
 import yaml
 
+from .bench_search import percentiles
+
 NIGHT = "2026-03-31"
 ZONES = ("Europe/Berlin", "America/New_York", "Asia/Tokyo", "UTC")
 # 03:00 of NIGHT in every zone above lies within the 20 h catch-up window before this instant
@@ -172,11 +174,6 @@ def build_fleet(cache: Path, dest: Path, n: int, distinct: int, seed: int, embed
     return roots
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else float("nan")
-
-
 def run_serial(roots: list[Path]) -> dict[str, Any]:
     from lifelong_plugins.fleet.tasks import dream_in
 
@@ -192,10 +189,11 @@ def run_serial(roots: list[Path]) -> dict[str, Any]:
             per.append(time.perf_counter() - t0)
             promoted += int(result.get("promoted") or 0)
     wall = time.perf_counter() - start
+    per_workspace = percentiles([t * 1000 for t in per])
     return {
         "wall_s": round(wall, 2),
-        "per_workspace_s_p50": round(percentile(per, 0.5), 3),
-        "per_workspace_s_p95": round(percentile(per, 0.95), 3),
+        "per_workspace_s_p50": round(per_workspace["p50"] / 1000, 3),
+        "per_workspace_s_p95": round(per_workspace["p95"] / 1000, 3),
         "promoted": promoted,
     }
 

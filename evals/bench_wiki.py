@@ -31,11 +31,12 @@ import datetime as dt
 import json
 import random
 import shutil
-import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from .bench_search import percentiles
 
 SYLLABLES = "ka lo mi ra ven tor sel bri dan eth fal gor hin jas kel mur nor pel qua rin sov tel ul var wen yor zan".split()
 HEADINGS = ["Work", "Clients", "Team", "Travel", "Finance"]
@@ -100,11 +101,6 @@ def build_workspace(root: Path, pages: int, seed: int, today: dt.date) -> dict[s
     memory.append("<!-- lifelong:topic-projects:end -->")
     (root / "MEMORY.md").write_text("\n".join(memory) + "\n")
     return {"dailies": len(bullets), "bullets": len(located), "lines": lines_written, "names": pages}
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def run(pages: int, reps: int, seed: int) -> dict[str, Any]:
@@ -173,20 +169,9 @@ def run(pages: int, reps: int, seed: int) -> dict[str, Any]:
     finally:
         clock.set_now(None)
         shutil.rmtree(base, ignore_errors=True)
-    figures["seconds"] = {
-        name: {"p50": round(statistics.median(v), 3), "p95": round(percentile(v, 0.95), 3), "n": len(v)}
-        for name, v in times.items()
-    }
-    figures["seconds"]["search_first"] = {
-        "p50": round(statistics.median(first_search), 3),
-        "p95": round(percentile(first_search, 0.95), 3),
-        "n": len(first_search),
-    }
-    figures["search_ms"] = {
-        "p50": round(statistics.median(search), 2),
-        "p95": round(percentile(search, 0.95), 2),
-        "n": len(search),
-    }
+    figures["seconds"] = {name: percentiles(v) for name, v in times.items()}
+    figures["seconds"]["search_first"] = percentiles(first_search)
+    figures["search_ms"] = percentiles(search)
     return figures
 
 

@@ -29,14 +29,11 @@ from typing import Any
 
 import yaml
 
+from .bench_search import percentiles
+
 QUERY = "which venue did we book for the offsite?"
 MESSAGE = "what did we decide about the pitch?"
 NOW = "2026-03-24T09:00"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def timed_process(argv: list[str], runs: int) -> dict[str, float]:
@@ -47,7 +44,8 @@ def timed_process(argv: list[str], runs: int) -> dict[str, float]:
         samples.append((time.perf_counter() - t0) * 1000)
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(argv)}: {proc.stderr.strip()[-300:]}")
-    return {"p50_ms": round(percentile(samples, 0.5)), "p95_ms": round(percentile(samples, 0.95))}
+    p = percentiles(samples)
+    return {"p50_ms": round(p["p50"]), "p95_ms": round(p["p95"])}
 
 
 def timed_in_process(root: Path, runs: int, *, gate: bool) -> dict[str, float]:
@@ -69,7 +67,8 @@ def timed_in_process(root: Path, runs: int, *, gate: bool) -> dict[str, float]:
                     samples.append((time.perf_counter() - t0) * 1000)
     finally:
         host.close()
-    return {"p50_ms": round(percentile(samples, 0.5), 1), "p95_ms": round(percentile(samples, 0.95), 1)}
+    p = percentiles(samples)
+    return {"p50_ms": round(p["p50"], 1), "p95_ms": round(p["p95"], 1)}
 
 
 def workspace(base: Path, provider: str) -> Path:
