@@ -7,11 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
-from lifelong_evals import onnx_engine  # noqa: E402
+from lifelong_evals import onnx_engine
 
 TEXTS = [
     "Caroline went to the LGBTQ support group on 7 May 2023.",

