@@ -105,9 +105,12 @@ def resolve_extra_paths(root: Path, entries: Iterable[str]) -> tuple[list[str], 
     that cannot be used (skipped; the others still count). An entry may be a glob or a path,
     relative to the workspace or absolute inside it (``~`` expanded); a folder means every
     markdown file below it. Entries are trimmed and duplicates dropped."""
-    root = Path(root).resolve()
+    entries = list(entries)
     patterns: list[str] = []
     problems: list[str] = []
+    if not entries:  # the common case, before every search: no path resolution at all
+        return patterns, problems
+    root = Path(root).resolve()
     for raw in entries:
         entry = str(raw).strip()
         if not entry:

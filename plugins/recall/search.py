@@ -321,12 +321,15 @@ class Searcher:
             pool = min(n, pool * 4)  # the filters removed too many: widen the coarse pool
 
     def cosines(self, qvec: np.ndarray, ids: list[int]) -> dict[int, float]:
+        """chunk id -> cosine with the query, for the chunks of ``ids`` that have a vector."""
+        return self._stored_cosines("SELECT chunk_id, embedding FROM chunk_vectors WHERE chunk_id", qvec, ids)
+
+    def _stored_cosines(self, select: str, qvec: np.ndarray, ids: list[int]) -> dict[int, float]:
+        """``select`` (id, embedding rows, fixed SQL up to the id column) restricted to ``ids``."""
         if not ids:
             return {}
         rows = self.conn.execute(
-            "SELECT chunk_id, embedding FROM chunk_vectors WHERE chunk_id IN "
-            "(SELECT value FROM json_each(?))",
-            [json.dumps(ids)],
+            f"{select} IN (SELECT value FROM json_each(?))", [json.dumps(ids)]
         ).fetchall()
         if not rows:
             return {}
@@ -346,17 +349,9 @@ class Searcher:
         return out
 
     def _unit_cosines(self, qvec: np.ndarray, unit_ids: list[int]) -> dict[int, float]:
-        if not unit_ids:
-            return {}
-        rows = self.conn.execute(
-            "SELECT unit_id, embedding FROM unit_vectors WHERE unit_id IN (SELECT value FROM json_each(?))",
-            [json.dumps(unit_ids)],
-        ).fetchall()
-        if not rows:
-            return {}
-        vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        sims = _dot(vecs, qvec)
-        return {rows[i][0]: float(sims[i]) for i in range(len(rows))}
+        return self._stored_cosines(
+            "SELECT unit_id, embedding FROM unit_vectors WHERE unit_id", qvec, unit_ids
+        )
 
     def _unit_candidates(
         self,
