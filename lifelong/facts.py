@@ -189,6 +189,10 @@ MONTHS = (
 _MONTH_FORMS = {**{m: i + 1 for i, m in enumerate(MONTHS)}, **{m[:3]: i + 1 for i, m in enumerate(MONTHS)}}
 _MONTH_FORMS["sept"] = 9
 _MONTH_RE = "|".join(sorted(_MONTH_FORMS, key=len, reverse=True))
+# for other readers of dates (recall's query periods): month name or abbreviation -> number, and
+# the same names as a regex alternation (longest first)
+MONTH_NUMBERS: dict[str, int] = dict(_MONTH_FORMS)
+MONTH_PATTERN = _MONTH_RE
 
 # status label → patterns (on folded text). Order matters only for overlapping words.
 _STATUS_PATTERNS: tuple[tuple[str, str], ...] = (

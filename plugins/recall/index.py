@@ -222,7 +222,7 @@ def scan_workspace(ws: Workspace, extra_paths: Iterable[str] = ()) -> dict[str, 
     for pattern in patterns:
         try:
             matches = sorted(ws.root.glob(pattern))
-        except (ValueError, NotImplementedError, OSError):
+        except (ValueError, OSError):
             continue  # reported by resolve_extra_paths's caller; one entry never stops the scan
         for path in matches:
             if path.suffix.lower() == ".md":

@@ -14,28 +14,9 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-MONTHS = {
-    m: i + 1
-    for i, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ]
-    )
-    for m in names
-}
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
+from lifelong.facts import MONTH_NUMBERS, MONTH_PATTERN, WEEKDAYS
+
+_MONTH = f"({MONTH_PATTERN})"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?:,?\s+(\d{4}))?"
 
@@ -100,7 +81,7 @@ def query_time(query: str, now: dt.datetime, tz: dt.tzinfo) -> QueryTime:
             if not m:
                 continue
             d, mon = (m.group(1), m.group(2)) if order == "dm" else (m.group(2), m.group(1))
-            month = MONTHS[mon.lower()]
+            month = MONTH_NUMBERS[mon.lower()]
             year = int(m.group(3)) if m.group(3) else today.year
             day = _safe_day(year, month, int(d))
             if day and not m.group(3) and day > today:
@@ -109,7 +90,7 @@ def query_time(query: str, now: dt.datetime, tz: dt.tzinfo) -> QueryTime:
                 period, label = (day, day + dt.timedelta(days=1)), day.isoformat()
                 break
     if period is None and (m := IN_MONTH.search(query)):
-        month = MONTHS[m.group(1).lower()]
+        month = MONTH_NUMBERS[m.group(1).lower()]
         year = int(m.group(2)) if m.group(2) else today.year
         if not m.group(2) and dt.date(year, month, 1) > today:
             year -= 1
