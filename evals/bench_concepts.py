@@ -62,6 +62,84 @@ def _host(root: Path, with_concepts: bool):  # noqa: ANN202 - a Host
     return Host(Workspace(root), builtins=builtins, entry_points=False)
 
 
+def applied_migrations(db: Path) -> set[tuple[str, str]] | None:
+    """The (set, name) migrations an index file records, read without migrating it (None: no
+    file or no record)."""
+    import sqlean
+
+    if not db.exists():
+        return None
+    conn = sqlean.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return {(s, n) for s, n in conn.execute("SELECT migration_set, name FROM _sqlite_migrations")}
+    except sqlean.OperationalError:
+        return None
+    finally:
+        conn.close()
+
+
+def current_migrations() -> set[tuple[str, str]]:
+    """The migrations this code applies to a new index (a throw-away workspace, migrated)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="bench-concepts-schema-") as tmp:
+        host = _host(Path(tmp), True)
+        try:
+            host.store  # noqa: B018 - opening the store migrates it
+        finally:
+            host.close()
+        return applied_migrations(Path(tmp) / ".lifelong" / "index.sqlite") or set()
+
+
+def stale_reason(root: Path, expected: set[tuple[str, str]]) -> str:
+    """Why a cached corpus cannot be reused as it is ("" when it can). A corpus whose schema
+    differs from this code's would be migrated on first open, and a migration may forget the
+    files' checksums (recall's m007 does, to re-chunk): the next sync would then re-chunk every
+    file and embed a million chunks with the real model. Such a corpus is rebuilt from scratch
+    instead (synthetic vectors, minutes)."""
+    import sqlean
+
+    db = root / ".lifelong" / "index.sqlite"
+    applied = applied_migrations(db)
+    if applied is None:
+        return ""  # nothing cached: bench_search builds it
+    started = {s for s, _ in applied}  # a set never applied (concepts, before its first run) is created fresh
+    missing = sorted(n for s, n in expected - applied if s in started)
+    extra = sorted(n for _, n in applied - expected)
+    if missing or extra:
+        return (
+            "schema differs"
+            + (f"; not applied: {', '.join(missing)}" if missing else "")
+            + (f"; unknown: {', '.join(extra)}" if extra else "")
+        )
+    conn = sqlean.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        forgotten = conn.execute("SELECT count(*) FROM files WHERE sha256 IS NULL").fetchone()[0]
+    finally:
+        conn.close()
+    return f"{forgotten:,} files would be re-chunked (checksums forgotten)" if forgotten else ""
+
+
+def corpus_for(
+    cache_dir: Path,
+    n: int,
+    seed: int,
+    n_queries: int,
+    expected: set[tuple[str, str]],
+    log: Callable[[str], None],
+) -> bs.Corpus:
+    """``bench_search``'s cached corpus of ``n`` chunks, rebuilt from scratch when its schema is
+    not this code's (see :func:`stale_reason`)."""
+    import shutil
+
+    root = cache_dir / "bench" / f"n{n}-s{seed}"
+    reason = stale_reason(root, expected)
+    if reason:
+        log(f"    cached corpus at {root} is stale ({reason}): rebuilding it from scratch")
+        shutil.rmtree(root)
+    return bs.build_corpus(root, n, seed, n_queries, log)
+
+
 def build_concepts(corpus: bs.Corpus, log: Callable[[str], None]) -> dict[str, Any]:
     """Build (or reuse) the concept index over ``corpus``; return its figures."""
     from lifelong_plugins.concepts.index import ConceptIndex
@@ -231,12 +309,17 @@ def run_bench(
     results: dict[str, Any] = {"sizes": list(sizes), "seed": seed, "queries": n_queries, "reps": reps}
     results["targets"] = TARGETS
     results["by_size"] = {}
+    expected = current_migrations()
     for n in sizes:
         log(f"  corpus of {n:,} chunks")
-        corpus = bs.build_corpus(cache_dir / "bench" / f"n{n}-s{seed}", n, seed, n_queries, log)
+        corpus = corpus_for(cache_dir, n, seed, n_queries, expected, log)
         build = build_concepts(corpus, log)
         figures = measure(corpus, n_queries=n_queries, reps=reps, seed=seed)
         results["by_size"][str(n)] = {"index": build, **figures}
+        log(
+            f"    {n:,} chunks: hit p95 {figures['search_concepts']['p95']:.2f} ms via concepts,"
+            f" {figures['search_hybrid']['p95']:.1f} ms hybrid, ratio p95 {figures['ratio_p95']}"
+        )
     largest = results["by_size"][str(max(sizes))]
     results["verdict"] = {
         "hit_p95_ms_at_largest": {

@@ -37,25 +37,38 @@ SETUPS = {
     "hybrid alone": ("embeddings", "recall"),
     "with concept index": ("embeddings", "concepts", "recall"),
 }
+# --dump: also the index forced to answer whenever it recognises a concept (threshold 0, no
+# document-frequency cap), so an answer rule can be studied question by question
+FORCED = "index forced"
+FORCED_CONFIG = {"plugins": {"concepts": {"confidence_threshold": 0.0, "max_doc_freq": 100_000_000}}}
 
 
 def ask(
-    conv: Any, root: Path, files: dict[str, Any], plugins: tuple[str, ...], questions: list[Any]
+    conv: Any,
+    root: Path,
+    files: dict[str, Any],
+    plugins: tuple[str, ...],
+    questions: list[Any],
+    overrides: dict[str, Any] | None = None,
 ) -> tuple[list, int]:
     from lifelong_plugins.recall.chunking import estimate_tokens
 
     from lifelong import clock
+    from lifelong.contracts import SearchRequest
     from lifelong.host import Host
-    from lifelong.workspace import Workspace
 
-    host = Host(Workspace(root), builtins=plugins, entry_points=False)
+    from .suite_retrieval import variant_workspace
+
+    host = Host(variant_workspace(root, overrides or {}), builtins=plugins, entry_points=False)
     rows, answered = [], 0
+    index = None
     try:
         with clock.pinned(ask_time(conv)):
             if "concepts" in plugins:
                 from lifelong_plugins.concepts.index import ConceptIndex
 
-                ConceptIndex(host.ctx, host.ctx.config("concepts")).rebuild()
+                index = ConceptIndex(host.ctx, host.ctx.config("concepts"))
+                index.rebuild()
             for q in questions:
                 out = host.ctx.call_tool(
                     "memory_search", query=q.question, max_results=MAX_RESULTS, min_score=0.0, source="eval"
@@ -75,7 +88,21 @@ def ask(
                     estimate_tokens,
                     [r["snippet"] for r in results],
                 )
-                rows.append({"category": q.category, "conversation": conv.index, "metrics": metrics})
+                row = {"category": q.category, "conversation": conv.index, "metrics": metrics}
+                if index is not None:
+                    lookup = index.lookup(SearchRequest(q.question, max_results=MAX_RESULTS, min_score=0.0))
+                    row.update(
+                        qid=q.qid,
+                        question=q.question,
+                        answered=bool(results)
+                        and all((r.get("extra") or {}).get("answered_by") == "concepts" for r in results),
+                        confidence=round(lookup.confidence, 4),
+                        reason=lookup.reason,
+                        detail=lookup.detail,
+                    )
+                else:
+                    row.update(qid=q.qid, question=q.question)
+                rows.append(row)
     finally:
         host.close()
     return rows, answered
@@ -89,6 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--dump",
+        type=Path,
+        default=None,
+        help="write every question's metrics per setup (JSON lines), with the index also forced to answer",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     lo, _, hi = args.conversations.partition("-")
@@ -111,9 +144,18 @@ def main(argv: list[str] | None = None) -> int:
             if "concepts" in plugins:
                 answered += n
                 asked += len(questions)
+        if args.dump:
+            got, _ = ask(conv, root, files, SETUPS["with concept index"], questions, FORCED_CONFIG)
+            rows.setdefault(FORCED, []).extend(got)
         print(
             f"  {conv.sample_id}: {len(questions)} questions ({time.monotonic() - started:.0f} s)", flush=True
         )
+    if args.dump:
+        with args.dump.open("w") as out:
+            for name, got in rows.items():
+                for row in got:
+                    out.write(json.dumps({"setup": name, **row}) + "\n")
+        rows.pop(FORCED, None)
     report = {name: aggregate(r) for name, r in rows.items()}
     report["concept_answered_share"] = round(answered / max(1, asked), 4)
     print(f"{'':20}{'any@5':>8}{'all@5':>8}{'ret@1000':>10}   (overall | conv 0-4 | conv 5-9)")

@@ -24,9 +24,11 @@ log(N/df)/log(N) for N chunks; a concept unseen for 90 days *and* below 0.05 is 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lifelong.text import CHATTER, STOPWORDS, fold, raw_tokens
@@ -132,24 +134,69 @@ def _keep(word: str) -> bool:
     return any(ch.isalpha() for ch in word)
 
 
+@functools.lru_cache(maxsize=262_144)
+def _token_terms(token: str) -> tuple[Term, ...]:
+    """The concept terms of one raw token (memoised: a corpus repeats its words, and extracting a
+    million chunks spent most of its time re-normalising the same ones)."""
+    raw = token.strip(".,:/-'’")
+    pieces = _UNSPACED_RUNS.findall(raw) if _UNSPACED_RUNS.search(raw) else [raw]
+    out = []
+    for piece in pieces:
+        script = script_of(piece)
+        if script == "hiragana":
+            continue
+        key = normalise_concept(piece)
+        if script in ("han", "katakana", "hangul"):
+            if len(piece) < 2:
+                continue
+        elif not _keep(key):
+            continue
+        out.append(Term(key, piece, script))
+    return tuple(out)
+
+
 def concept_terms(text: str) -> list[Term]:
     """The single-word concept terms of ``text``, in order of first appearance, each once."""
     found: dict[str, Term] = {}
     for token in raw_tokens(text):
-        raw = token.strip(".,:/-'’")
-        pieces = _UNSPACED_RUNS.findall(raw) if _UNSPACED_RUNS.search(raw) else [raw]
-        for piece in pieces:
-            script = script_of(piece)
-            if script == "hiragana":
-                continue
-            key = normalise_concept(piece)
-            if script in ("han", "katakana", "hangul"):
-                if len(piece) < 2:
-                    continue
-            elif not _keep(key):
-                continue
-            found.setdefault(key, Term(key, piece, script))
+        for term in _token_terms(token):
+            found.setdefault(term.key, term)
     return list(found.values())
+
+
+_UNSPACED_SCRIPTS = frozenset({"han", "katakana", "hiragana", "hangul", "thai"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_pattern(key: str) -> re.Pattern[str]:
+    """A key as written in folded text: whole words, each in its singular or simple plural form,
+    with an optional possessive ("party" matches "parties", "backup" "backups", "elena" "elena's")."""
+    forms = []
+    for word in key.split():
+        if script_of(word) != "latin":
+            forms.append(re.escape(word))
+        elif len(word) > 3 and word.endswith("y"):
+            forms.append(re.escape(word[:-1]) + "(?:y|ies)")
+        else:
+            forms.append(re.escape(word) + "(?:e?s)?")
+    return re.compile(r"(?<!\w)" + r"\s+".join(forms) + r"(?:['’]s)?(?!\w)")
+
+
+def keys_named(text: str, keys: Iterable[str]) -> set[str]:
+    """Which of the concept ``keys`` ``text`` names, without extracting its terms: a word key
+    matches a whole word of the case-folded text in its singular or simple plural form, a phrase
+    key consecutive words; a key in an unspaced script matches its run of characters. One
+    compiled pattern per key, so a lookup tests every line of the chunks it returns in
+    microseconds."""
+    folded = fold(text)
+    out: set[str] = set()
+    for key in keys:
+        if script_of(key) in _UNSPACED_SCRIPTS:
+            if key in folded:
+                out.add(key)
+        elif key[:3] in folded and _key_pattern(key).search(folded):
+            out.add(key)
+    return out
 
 
 def _sentence_word(word: str) -> bool:

@@ -30,7 +30,16 @@ from lifelong.host import Context
 from lifelong.text import content_words
 from lifelong.workspace import split_frontmatter
 
-from .extract import Term, concept_terms, importance, name_phrases, normalise_concept, script_of, should_prune
+from .extract import (
+    Term,
+    concept_terms,
+    importance,
+    keys_named,
+    name_phrases,
+    normalise_concept,
+    script_of,
+    should_prune,
+)
 
 PLUGIN = "concepts"
 KIND_RANK = {"term": 0, "name": 1, "heading": 2, "wiki": 3}
@@ -100,6 +109,7 @@ class Lookup:
     confidence: float = 0.0
     candidates: list[Candidate] = field(default_factory=list)
     reason: str = ""
+    detail: dict[str, object] = field(default_factory=dict)
 
     @property
     def answered(self) -> bool:
@@ -346,7 +356,7 @@ class ConceptIndex:
         found = {
             r[0]: r
             for r in self.conn.execute(
-                "SELECT key, display, doc_freq FROM concepts WHERE key IN (SELECT value FROM json_each(?))",
+                "SELECT key, display, doc_freq, days FROM concepts WHERE key IN (SELECT value FROM json_each(?))",
                 [json.dumps(probe)],
             )
         }
@@ -355,7 +365,7 @@ class ConceptIndex:
             [json.dumps(probe)],
         ):
             row = self.conn.execute(
-                "SELECT key, display, doc_freq FROM concepts WHERE key = ?", (key,)
+                "SELECT key, display, doc_freq, days FROM concepts WHERE key = ?", (key,)
             ).fetchone()
             if row:
                 found[alias] = row
@@ -370,11 +380,24 @@ class ConceptIndex:
         specificity = sum(idf.values()) / len(idf)
         confidence = coverage * specificity
         names = sorted(row[1] for row in concepts.values())
+        detail = {
+            "content": sorted(content),
+            "uncovered": sorted(content - covered),
+            "total": total,
+            "found": {
+                key: {"doc_freq": row[2], "days": row[3], "idf": round(idf[key], 4)}
+                for key, row in concepts.items()
+            },
+        }
         if confidence < float(self.config["confidence_threshold"]):
-            return Lookup(names, confidence, reason=f"confidence {confidence:.2f} below the threshold")
+            return Lookup(
+                names, confidence, reason=f"confidence {confidence:.2f} below the threshold", detail=detail
+            )
         if max(row[2] for row in concepts.values()) > int(self.config["max_doc_freq"]):
-            return Lookup(names, confidence, reason="a concept is too common to answer from the index")
-        return Lookup(names, confidence, self._candidates(request, idf), "")
+            return Lookup(
+                names, confidence, reason="a concept is too common to answer from the index", detail=detail
+            )
+        return Lookup(names, confidence, self._candidates(request, idf), "", detail)
 
     def _candidates(self, request: SearchRequest, idf: dict[str, float]) -> list[Candidate]:
         """The lines naming the concepts, best first. The chunks naming most of them (IDF-weighted)
@@ -436,7 +459,7 @@ class ConceptIndex:
             if units.get(chunk_id):
                 parts = []
                 for u_start, u_end, u_heading, u_text in units[chunk_id]:
-                    named = {o.key for o in chunk_occurrences(u_text, "")} & weights.keys()
+                    named = keys_named(u_text, weights)
                     if named:
                         share = sum(weights[k] for k in named) / total
                         parts.append((u_start, u_end, u_heading or heading, u_text, share))
