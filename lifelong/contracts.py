@@ -46,7 +46,8 @@ class SearchRequest:
     """One ``memory_search``. ``max_tokens`` (when set) asks for results filling that budget of
     returned text instead of a count; ``session`` lets re-scoring plugins (task focus) see the
     conversation the search serves; ``query_vector`` is a precomputed query embedding
-    (benchmarks exclude embedding time with it)."""
+    (benchmarks exclude embedding time with it); ``scope`` ``private`` also searches private
+    notes (see ``lifelong.privacy``), ``shared`` (default) never does."""
 
     query: str
     max_results: int = 6
@@ -59,6 +60,7 @@ class SearchRequest:
     max_tokens: int | None = None
     session: Session | None = None
     query_vector: npt.NDArray[np.float32] | None = None
+    scope: str = "shared"
 
     def validate(self) -> SearchRequest:
         if not self.query or not self.query.strip():
@@ -73,6 +75,8 @@ class SearchRequest:
             raise InputError(f"max_results: invalid value {self.max_results} (allowed: 1 to 100)")
         if not 0.0 <= self.min_score <= 1.0:
             raise InputError(f"min_score: invalid value {self.min_score} (allowed: 0 to 1)")
+        if self.scope not in ("shared", "private"):
+            raise InputError(f"scope: invalid value {self.scope!r} (allowed: shared, private)")
         if self.max_tokens is not None and not 1 <= self.max_tokens <= 100_000:
             raise InputError(f"max_tokens: invalid value {self.max_tokens} (allowed: 1 to 100000)")
         return self

@@ -21,6 +21,7 @@ import numpy as np
 
 from lifelong.contracts import Candidate, SearchRequest
 from lifelong.markdown import estimate_tokens
+from lifelong.privacy import corpus_predicate
 from lifelong.text import fold, stem, words
 
 from .index import RecallIndex, is_generated_path
@@ -97,12 +98,6 @@ def written_by_sql(now: float) -> tuple[str, list[Any]]:
 def dated_after(c: Candidate, now: float) -> bool:
     """The same rule for a candidate a plugin supplied (the concept index, the wiki)."""
     return not c.evergreen and c.source_date is not None and c.source_date > now
-
-
-def corpus_sql(corpus: str) -> tuple[str, list[Any]]:
-    if corpus == "all":
-        return "1", []
-    return "c.corpus = ?", [corpus]
 
 
 SPEAKER_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]\n]{1,40}\]\s*)?([A-Z][\w.'’ -]{0,40}?):\s")
@@ -493,7 +488,7 @@ class Searcher:
             return outcome
 
         vwhere, vparams = validity_sql(req.mode, at.timestamp())
-        cwhere, cparams = corpus_sql(req.corpus)
+        cwhere, cparams = corpus_predicate(req.corpus, req.scope)
         dwhere, dparams = written_by_sql(now.timestamp())
         where, params = f"{vwhere} AND {cwhere} AND {dwhere}", [*vparams, *cparams, *dparams]
         # the candidate pools do not depend on max_results (up to candidate_pool), so the results
