@@ -124,13 +124,18 @@ def build_signals(
     written = {o.day for o in occurrences if o.day and o.day <= today.isoformat()}
     recall_days = {r.day for r in recalls}
     days = sorted(written | recall_days)
+    # a look-up on the day a thing was first written down is the burst around writing it ("where
+    # did I leave the umbrella" the day it was left), not evidence that it lasts: the recall-days
+    # gate counts the days after it
+    first_written = min(written, default=None)
+    later_recall_days = {d for d in recall_days if first_written is None or d > first_written}
     last = max([r.ts for r in recalls] + [_noon_ts(d, tz) for d in written], default=None)
     contexts = len({(r.query_hash, r.day) for r in recalls}) + len(written)
     span = (dt.date.fromisoformat(days[-1]) - dt.date.fromisoformat(days[0])).days if days else 0
     return Signals(
         recalls=len(recalls),
         unique_queries=len({r.query_hash for r in recalls}),
-        recall_days=len(recall_days),
+        recall_days=len(later_recall_days),
         contexts=contexts,
         mean_score=sum(r.score for r in recalls) / len(recalls) if recalls else 0.0,
         written_days=len(written),

@@ -17,7 +17,9 @@
   recency half-life since that phase last saw it, capped at ``max_boost``
 
 Promote iff S >= min_score and recalls >= min_recalls and unique queries >= min_unique_queries and
-the recalls fall on >= min_recall_days (2) distinct days (a fact is looked up on more than one day);
+the recalls fall on >= min_recall_days (2) distinct days after the day it was first written down (a
+fact is looked up on more than one day; a look-up the day a thing is written is the burst around
+writing it, not evidence that it lasts);
 ``--backfill`` uses backfill_min_score with its own (default 0) count gates for one run, and also
 passes a fact written down on ``backfill_min_days`` (3) distinct days or more: a workspace with
 months of notes and no search history has recurrence as its only evidence.
@@ -57,7 +59,7 @@ class Signals:
     light_age_days: float | None = None
     rem_hits: int = 0
     rem_age_days: float | None = None
-    recall_days: int = 0  # distinct days with a recall
+    recall_days: int = 0  # distinct days with a recall, after the day the fact was first written
 
     @property
     def signal_count(self) -> int:
