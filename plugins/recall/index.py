@@ -1,10 +1,12 @@
 """Keeping the index equal to the files: scan, plan (pure), apply.
 
 ``scan_workspace`` stats the source files (cheap), ``plan_changes`` decides new / modified /
-deleted / unchanged by checksum, and ``RecallIndex.sync`` applies the plan in one transaction:
-only changed files are re-chunked, and only chunks whose text is not already in the embedding
-cache (keyed by provider, model and content hash) are embedded. A rename is a delete plus a new
-file whose chunks all hit the cache.
+deleted / unchanged by checksum, and ``RecallIndex.sync`` applies the plan: only changed files
+are re-chunked, in short write transactions (each file whole), and then ``vector_store.py``
+embeds, outside any transaction, only the texts not already in the embedding cache (keyed by
+provider, model and content hash). A rename is a delete plus a new file whose chunks all hit the
+cache. A killed sync keeps what it committed; the next one re-chunks the files it had not reached
+and embeds what still lacks a vector.
 """
 
 from __future__ import annotations
@@ -23,27 +25,19 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lifelong import clock
-from lifelong.contracts import Embedder, EmbeddingUnavailable, FileChanges
-from lifelong.errors import InputError, LifelongError
+from lifelong.contracts import Embedder, FileChanges
+from lifelong.errors import InputError, LifelongError, LockedError
+from lifelong.privacy import PRIVATE_CORPUS, is_private
 from lifelong.text import fts_text
 from lifelong.workspace import Workspace, daily_date, find_regions, read_text_file, split_frontmatter
 
 from .chunking import chunk_markdown, chunk_units, retrieval_units, split_lines
 from .scoring import encode_terms
-from .vectors import (
-    CENTROID_KEY,
-    CENTROID_MIN_VECTORS,
-    CODES,
-    CodeDelta,
-    CodeMatrix,
-    codes_from_rows,
-    pack_codes,
-    to_blob,
-)
+from .vector_store import PENDING_KEY, PendingChunk, PendingUnit, VectorStore, text_hash
+from .vectors import CodeMatrix
 
 GENERATED_FILES = ("DREAMS.md",)
-EPOCH_KEY = "vector_epoch"
+TEXT_BATCH_S = 1.0  # a sync's text side commits after holding the write lock about this long
 CODE_LOG_KEEP = 200_000  # code_log rows kept: a process further behind reloads every code
 # the suite's own outputs, never indexed: dreaming's reports, the state folder, and the wiki
 # plugin's dashboards (lint, contradictions, open questions...), which would rank high on every
@@ -277,7 +271,7 @@ class RecallIndex:
         self.config = config
         self._embedder_failed: str | None = None
         self._stats_cache: tuple[tuple[int, int], dict[str, tuple[float, int]]] | None = None
-        self._centroid: tuple[str, np.ndarray] | None = None
+        self.vectors = VectorStore(ctx.store, config)
         self.total_docs: tuple[str, int] | None = None  # (generation, chunk count) for the FTS plan
 
     # meta -----------------------------------------------------------------------------------
@@ -367,12 +361,17 @@ class RecallIndex:
         for rel, found in scanned.items():
             if indexed.get(rel) != (found.mtime, found.size):
                 return True
-        return self.meta("embedder") != self.embedder_id(self.embedder) and self.embedder is not None
+        if self.embedder is None:
+            return False
+        return self.meta("embedder") != self.embedder_id(self.embedder) or self.meta(PENDING_KEY) is not None
 
     def sync_if_changed(self) -> SyncReport | None:
-        """The auto-sync before a search: one scan serves both the check and the sync."""
+        """The auto-sync before a search: one scan serves both the check and the sync; its
+        embedding stops after ``auto_sync_embed_budget_s`` (the rest waits for the next sync)."""
         scanned = self.scan()
-        return self.sync(scanned=scanned) if self.needs_sync(scanned) else None
+        if not self.needs_sync(scanned):
+            return None
+        return self.sync(scanned=scanned, embed_budget_s=self.config["auto_sync_embed_budget_s"])
 
     # syncing --------------------------------------------------------------------------------
     def sync(
@@ -381,7 +380,13 @@ class RecallIndex:
         force: bool = False,
         progress: Callable[[str, int, int], None] | None = None,
         scanned: dict[str, ScannedFile] | None = None,
+        embed_budget_s: float | None = None,
     ) -> SyncReport:
+        """Apply the plan in two steps. Text: chunks, units and FTS rows, committed every
+        ``TEXT_BATCH_S`` seconds (each file whole), so nobody waits long for the write lock and a
+        killed sync keeps what it committed. Vectors: :meth:`VectorStore.embed_pending` runs the
+        model outside any transaction and stores batch by batch. ``embed_budget_s``: stop
+        embedding after about that long (the rest stays pending for the next sync)."""
         started = time.monotonic()
         _, problems = resolve_extra_paths(self.ws.root, self.config.get("extra_paths", []))
         self._set_warnings("extra_paths:", problems)
@@ -391,74 +396,150 @@ class RecallIndex:
             embedder = self.embedder
             # vectors of another provider/model (or none yet) are rebuilt for every chunk
             stale_vectors = embedder is not None and self.meta("embedder") != self.embedder_id(embedder)
+            resume = embedder is not None and not stale_vectors and self.meta(PENDING_KEY) is not None
             plan = plan_changes(disk, indexed, force=force)
-            report = SyncReport(plan)
-            conn = self.store.conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                if stale_vectors or force:
-                    conn.execute("DELETE FROM chunk_vectors")
-                    conn.execute("DELETE FROM chunk_codes")
-                    conn.execute("DELETE FROM unit_vectors")
-                    self.set_meta(CENTROID_KEY, None)
-                    self._new_epoch()
-                for rel in plan.deleted:
-                    report.chunks_removed += self._delete_file(rel)
-                changed = list(plan.new) + list(plan.modified)
-                pending: list[tuple[int, str, str]] = []  # chunk id, embed hash, embed text
-                unit_pending: list[tuple[int, str, str]] = []  # unit id, embed hash, embed text
-                for n, rel in enumerate(changed):
-                    if progress:
-                        progress("chunk", n + 1, len(changed))
-                    report.chunks_removed += self._delete_file(rel)
-                    added, to_embed, units_to_embed, error = self._index_file(
-                        rel, Path(paths[rel]), disk[rel]
-                    )
-                    report.chunks_added += added
-                    pending.extend(to_embed)
-                    unit_pending.extend(units_to_embed)
-                    if error:
-                        report.skipped[rel] = error
-                for rel in plan.unchanged:  # same bytes, new stat (a touch, a copy): remember it
-                    st, prev = disk[rel], indexed[rel]
-                    if (st.mtime, st.size) != (prev.mtime, prev.size):
-                        conn.execute(
-                            "UPDATE files SET mtime = ?, size = ? WHERE path = ?", (st.mtime, st.size, rel)
-                        )
-                if stale_vectors or force:
-                    done = {p[0] for p in pending}
-                    pending.extend(
-                        (r[0], r[1], f"{r[2]}\n{r[3]}" if r[2] else r[3])
-                        for r in conn.execute("SELECT id, embed_hash, heading, text FROM chunks")
-                        if r[0] not in done
-                    )
-                    done = {p[0] for p in unit_pending}
-                    unit_pending.extend(
-                        (r[0], r[1], f"{r[2]}\n{r[3]}" if r[2] else r[3])
-                        for r in conn.execute("SELECT id, embed_hash, heading, text FROM units")
-                        if r[0] not in done
-                    )
-                if not self.config["unit_vectors"]:
-                    unit_pending = []
-                vec_changed = bool(pending) or bool(plan.deleted) or bool(plan.modified)
-                if (pending or unit_pending) and embedder is not None:
-                    self._embed_and_store(embedder, pending, report, progress, unit_pending)
-                elif embedder is None:
-                    report.vectors = "none (FTS-only)"
-                self.set_meta("embedder", self.embedder_id(embedder) if report.vectors == "ok" else None)
-                if vec_changed or stale_vectors or force:
-                    self.set_meta("generation", uuid.uuid4().hex)
-                conn.execute(  # searching processes patch from the recent log, or reload
-                    "DELETE FROM code_log WHERE seq <= (SELECT max(seq) FROM code_log) - ?", (CODE_LOG_KEEP,)
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        report = SyncReport(plan)
+        pending, unit_pending, token = self._sync_text(
+            plan, disk, indexed, paths, report, progress, embedder, reset=stale_vectors or force
+        )
+        if embedder is not None and (resume or stale_vectors or force):
+            with self.store.lock:
+                pending, unit_pending = self.vectors.missing(self.config["unit_vectors"])
+                token = self.meta(PENDING_KEY)
+        if not self.config["unit_vectors"]:
+            unit_pending = []
+        if embedder is None:
+            if self._embedder_failed is None:
+                report.vectors = "none (FTS-only)"
+            else:
+                report.vectors = f"failed ({self._embedder_failed}); search is FTS-only for new text"
+        elif pending or unit_pending:
+            self._embed(embedder, pending, unit_pending, token, report, progress, embed_budget_s)
+        elif token is not None:  # nothing left to embed: clear the mark
+            self.vectors.embed_pending(embedder, [], [], token=token)
         report.elapsed_ms = (time.monotonic() - started) * 1000
         if plan.changed:
             self.ctx.hook("on_files_changed", ctx=self.ctx, changes=plan)
         return report
+
+    def _sync_text(
+        self,
+        plan: ChangePlan,
+        disk: dict[str, FileState],
+        indexed: dict[str, FileState],
+        paths: dict[str, str],
+        report: SyncReport,
+        progress: Callable[[str, int, int], None] | None,
+        embedder: Embedder | None,
+        *,
+        reset: bool,
+    ) -> tuple[list[PendingChunk], list[PendingUnit], str | None]:
+        """The text side of a sync, in write transactions of about ``TEXT_BATCH_S`` each. Returns
+        the chunks and units it added (they lack vectors) and the pending mark's token."""
+        conn = self.store.conn
+        pending: list[PendingChunk] = []
+        unit_pending: list[PendingUnit] = []
+        token: str | None = None
+        changed = list(plan.new) + list(plan.modified)
+        steps: list[tuple[str, str]] = [("delete", r) for r in plan.deleted] + [("index", r) for r in changed]
+        first, i = True, 0
+        while first or i < len(steps):
+            with self.store.lock:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    began = time.monotonic()
+                    if first:
+                        if reset:
+                            self.vectors.reset()
+                        if embedder is not None:
+                            self.set_meta("embedder", self.embedder_id(embedder))
+                        elif self._embedder_failed is None:  # FTS-only by configuration
+                            self.set_meta("embedder", None)
+                    added_here, done_here = False, 0
+                    while i < len(steps) and (done_here == 0 or time.monotonic() - began < TEXT_BATCH_S):
+                        done_here += 1
+                        action, rel = steps[i]
+                        i += 1
+                        if action == "delete":
+                            report.chunks_removed += self._delete_file(rel)
+                            continue
+                        if progress:
+                            progress("chunk", i - len(plan.deleted), len(changed))
+                        report.chunks_removed += self._delete_file(rel)
+                        added, to_embed, units_to_embed, error = self._index_file(
+                            rel, Path(paths[rel]), disk[rel]
+                        )
+                        report.chunks_added += added
+                        pending.extend(to_embed)
+                        unit_pending.extend(units_to_embed)
+                        added_here = added_here or bool(to_embed)
+                        if error:
+                            report.skipped[rel] = error
+                    if i >= len(steps):
+                        for rel in plan.unchanged:  # same bytes, new stat (a touch, a copy): remember it
+                            st, prev = disk[rel], indexed[rel]
+                            if (st.mtime, st.size) != (prev.mtime, prev.size):
+                                conn.execute(
+                                    "UPDATE files SET mtime = ?, size = ? WHERE path = ?",
+                                    (st.mtime, st.size, rel),
+                                )
+                        conn.execute(  # searching processes patch from the recent log, or reload
+                            "DELETE FROM code_log WHERE seq <= (SELECT max(seq) FROM code_log) - ?",
+                            (CODE_LOG_KEEP,),
+                        )
+                    if embedder is not None and (added_here or (first and reset)):
+                        token = self.vectors.mark_pending()
+                    if plan.changed or reset:
+                        self.set_meta("generation", uuid.uuid4().hex)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+            first = False
+        return pending, unit_pending, token
+
+    def _embed(
+        self,
+        embedder: Embedder,
+        pending: list[PendingChunk],
+        unit_pending: list[PendingUnit],
+        token: str | None,
+        report: SyncReport,
+        progress: Callable[[str, int, int], None] | None,
+        budget_s: float | None,
+    ) -> None:
+        """Embed outside the write lock; one process at a time per workspace (another sync
+        that finds the lock taken leaves the work to the one holding it)."""
+        try:
+            lock = self.ws.lock("embedding", timeout=0)
+            lock.__enter__()
+        except LockedError:
+            report.vectors = "another process is embedding; its chunks are searchable by BM25 meanwhile"
+            return
+        try:
+            out = self.vectors.embed_pending(
+                embedder,
+                pending,
+                unit_pending,
+                token=token,
+                progress=progress,
+                budget_s=budget_s,
+                log=lambda m: self.ctx.log("recall", m),
+            )
+        finally:
+            lock.__exit__(None, None, None)
+        report.embedded += out.embedded
+        report.units_embedded += out.units_embedded
+        report.cache_hits += out.cache_hits
+        if out.failed:
+            self._embedder_failed = out.failed
+            report.vectors = f"failed ({out.failed}); search is FTS-only until the next successful index"
+            self._warn(out.failed)
+            self.ctx.log("recall", f"embedding failed: {out.failed}")
+            return
+        self._warn(embedder.status_warning())
+        if out.left:
+            report.vectors = f"partial: {out.left} chunk(s) wait for vectors (`lifelong index` finishes them)"
 
     def _delete_file(self, rel: str) -> int:
         conn = self.store.conn
@@ -492,7 +573,7 @@ class RecallIndex:
 
     def _index_file(
         self, rel: str, path: Path, state: FileState
-    ) -> tuple[int, list[tuple[int, str, str]], list[tuple[int, str, str]], str | None]:
+    ) -> tuple[int, list[PendingChunk], list[PendingUnit], str | None]:
         conn = self.store.conn
         now = self.ctx.now().timestamp()
         try:
@@ -523,6 +604,8 @@ class RecallIndex:
             text, unit_tokens=self.config["unit_tokens"], first_line=offset + 1, body=body if offset else None
         )
         all_lines = split_lines(text)
+        # a private note's chunks form their own corpus: only a search in the private scope sees them
+        corpus = PRIVATE_CORPUS if state.corpus == "memory" and is_private(rel, fm) else state.corpus
         source_date, evergreen = self._source_date(rel, state.mtime, fm)
         validity_start = None if evergreen else source_date
         managed = _managed_line_ranges(text)
@@ -533,12 +616,12 @@ class RecallIndex:
                 (rel,),
             )
         }
-        to_embed: list[tuple[int, str, str]] = []
-        units_to_embed: list[tuple[int, str, str]] = []
+        to_embed: list[PendingChunk] = []
+        units_to_embed: list[PendingUnit] = []
         for chunk in chunks:
             generated = any(s <= chunk.start_line and chunk.end_line <= e for s, e in managed)
             etext = chunk.embedding_text()
-            ehash = hashlib.sha256(etext.encode("utf-8")).hexdigest()
+            ehash = text_hash(etext)
             vstart, vend, sup = overrides.get(chunk.sha256, (validity_start, None, None))
             cur = conn.execute(
                 "INSERT INTO chunks(path, corpus, start_line, end_line, heading, text, hash, embed_hash, source_date,"
@@ -546,7 +629,7 @@ class RecallIndex:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     rel,
-                    state.corpus,
+                    corpus,
                     chunk.start_line,
                     chunk.end_line,
                     chunk.heading,
@@ -567,10 +650,10 @@ class RecallIndex:
                 "INSERT INTO chunks_fts(rowid, text, heading) VALUES (?, ?, ?)",
                 (cid, fts_text(chunk.text), fts_text(chunk.heading)),
             )
-            to_embed.append((cid, ehash, etext))
+            to_embed.append(PendingChunk(cid, ehash, etext))
             for unit in chunk_units(chunk, units, all_lines, self.config["unit_tokens"]):
                 utext = unit.embedding_text()
-                uhash = hashlib.sha256(utext.encode("utf-8")).hexdigest()
+                uhash = text_hash(utext)
                 ucur = conn.execute(
                     "INSERT INTO units(chunk_id, start_line, end_line, heading, text, embed_hash, terms)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -584,7 +667,7 @@ class RecallIndex:
                         encode_terms(unit.text),
                     ),
                 )
-                units_to_embed.append((ucur.lastrowid, uhash, utext))
+                units_to_embed.append(PendingUnit(ucur.lastrowid, cid, uhash, utext))
         conn.execute(
             "INSERT OR REPLACE INTO files(path, corpus, sha256, mtime, size, status, error, indexed_at) "
             "VALUES (?, ?, ?, ?, ?, 'indexed', ?, ?)",
@@ -592,191 +675,26 @@ class RecallIndex:
         )
         return len(chunks), to_embed, units_to_embed, error
 
-    def _embed_and_store(
-        self,
-        embedder: Embedder,
-        pending: list[tuple[int, str, str]],
-        report: SyncReport,
-        progress: Callable[[str, int, int], None] | None,
-        unit_pending: list[tuple[int, str, str]] = (),
-    ) -> None:
-        """Embed what the cache lacks (chunks and units alike, keyed by content hash) and store
-        the chunks' vectors (with their codes) and the units' vectors."""
-        conn = self.store.conn
-        provider, model = embedder.provider, embedder.model
-        derived: dict[int, list[int]] = {}  # chunk id -> its unit ids, when its vector is their mean
-        if unit_pending and self.config["chunk_vectors_from_units"]:
-            fresh = {uid for uid, _, _ in unit_pending}
-            by_chunk: dict[int, list[int]] = {}
-            for uid, cid in conn.execute(
-                "SELECT id, chunk_id FROM units WHERE chunk_id IN (SELECT value FROM json_each(?))",
-                [json.dumps([cid for cid, _, _ in pending])],
-            ):
-                by_chunk.setdefault(cid, []).append(uid)
-            derived = {cid: uids for cid, uids in by_chunk.items() if all(u in fresh for u in uids)}
-        embed_chunks = [p for p in pending if p[0] not in derived]
-        everything = [*embed_chunks, *unit_pending]
-        hashes = sorted({h for _, h, _ in everything})
-        cached: dict[str, bytes] = {}
-        for i in range(0, len(hashes), 500):
-            part = hashes[i : i + 500]
-            q = ",".join("?" * len(part))
-            for h, blob in conn.execute(
-                f"SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND hash IN ({q})",
-                [provider, model, *part],
-            ):
-                cached[h] = blob
-        missing: dict[str, str] = {}
-        for _, h, t in everything:
-            if h not in cached:
-                missing.setdefault(h, t)
-        report.cache_hits = sum(1 for _, h, _ in embed_chunks if h in cached)
-        chunk_hashes = {h for _, h, _ in embed_chunks}
-        if missing:
-            items = list(missing.items())
-            batch = 64
-            try:
-                for i in range(0, len(items), batch):
-                    part = items[i : i + batch]
-                    vecs = embedder.embed_passages([t for _, t in part])
-                    now = clock.now().timestamp()
-                    rows = [
-                        (provider, model, h, int(v.shape[0]), to_blob(v), now)
-                        for (h, _), v in zip(part, vecs, strict=True)
-                    ]
-                    conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?, ?, ?, ?)", rows)
-                    for (h, _), v in zip(part, vecs, strict=True):
-                        cached[h] = to_blob(v)
-                    report.embedded += sum(1 for h, _ in part if h in chunk_hashes)
-                    report.units_embedded += sum(1 for h, _ in part if h not in chunk_hashes)
-                    if progress:
-                        progress("embed", min(i + batch, len(items)), len(items))
-                self._warn(embedder.status_warning())
-            except EmbeddingUnavailable as exc:
-                self._embedder_failed = str(exc)
-                report.vectors = f"failed ({exc}); search is FTS-only until the next successful index"
-                self._warn(str(exc))
-                self.ctx.log("recall", f"embedding failed: {exc}")
-                return
-        unit_blob = {uid: cached[h] for uid, h, _ in unit_pending}
-        rows = []
-        for cid, h, _ in pending:
-            if cid in derived:
-                mean = np.mean([np.frombuffer(unit_blob[u], dtype=np.float32) for u in derived[cid]], axis=0)
-                rows.append((cid, to_blob(mean / max(float(np.linalg.norm(mean)), 1e-12))))
-            else:
-                rows.append((cid, cached[h]))
-        self._store_vectors(rows)
-        if unit_pending:
-            conn.executemany(
-                "INSERT OR REPLACE INTO unit_vectors(unit_id, embedding) VALUES (?, ?)",
-                [(uid, cached[h]) for uid, h, _ in unit_pending],
-            )
-
-    def _store_vectors(self, rows: list[tuple[int, bytes]]) -> None:
-        if not rows:
-            return
-        conn = self.store.conn
-        centroid = self.centroid()
-        vecs = np.frombuffer(b"".join(b for _, b in rows), dtype=np.float32).reshape(len(rows), -1)
-        if centroid is None and (len(rows) + self.vector_count()) >= CENTROID_MIN_VECTORS:
-            existing = self._all_vectors(limit=20000)
-            sample = vecs if existing is None else np.vstack([existing, vecs])
-            centroid = sample[:20000].mean(axis=0).astype(np.float32)
-            self.set_meta(CENTROID_KEY, centroid.tobytes().hex())
-            self._recode_all(centroid)
-        codes = pack_codes(vecs, centroid)
-        conn.executemany("INSERT OR REPLACE INTO chunk_vectors(chunk_id, embedding) VALUES (?, ?)", rows)
-        conn.executemany(
-            "INSERT OR REPLACE INTO chunk_codes(chunk_id, code) VALUES (?, ?)",
-            [(cid, codes[i].tobytes()) for i, (cid, _) in enumerate(rows)],
-        )
-        conn.executemany("INSERT INTO code_log(chunk_id, op) VALUES (?, 1)", ((cid,) for cid, _ in rows))
-
-    def _new_epoch(self) -> None:
-        """Every code changes (new centroid, full re-embed): caches reload instead of patching."""
-        self.store.conn.execute("DELETE FROM code_log")
-        self.set_meta(EPOCH_KEY, uuid.uuid4().hex)
-
-    def _recode_all(self, centroid: np.ndarray) -> None:
-        conn = self.store.conn
-        self._new_epoch()
-        rows = conn.execute("SELECT chunk_id, embedding FROM chunk_vectors").fetchall()
-        if not rows:
-            return
-        vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        codes = pack_codes(vecs, centroid)
-        conn.executemany(
-            "INSERT OR REPLACE INTO chunk_codes(chunk_id, code) VALUES (?, ?)",
-            [(r[0], codes[i].tobytes()) for i, r in enumerate(rows)],
-        )
-
-    def _all_vectors(self, limit: int) -> np.ndarray | None:
-        rows = self.store.conn.execute("SELECT embedding FROM chunk_vectors LIMIT ?", (limit,)).fetchall()
-        if not rows:
-            return None
-        return np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-
+    # vectors (see vector_store.py) ----------------------------------------------------------
     def vector_count(self) -> int:
-        return self.store.conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
+        return self.vectors.vector_count()
 
     def mean_vector(self) -> np.ndarray | None:
-        """The corpus's mean embedding (for cosine centring): the stored centroid, or for an
-        index too small to have one yet, the mean of its few vectors."""
-        centroid = self.centroid()
-        if centroid is not None:
-            return centroid
-        vecs = self._all_vectors(limit=CENTROID_MIN_VECTORS)
-        return None if vecs is None else vecs.mean(axis=0)
+        return self.vectors.mean_vector()
 
     def centroid(self) -> np.ndarray | None:
-        """The stored centroid, parsed once per value (every search reads it twice)."""
-        raw = self.meta(CENTROID_KEY)
-        if not raw:
-            return None
-        if self._centroid is None or self._centroid[0] != raw:
-            self._centroid = (raw, np.frombuffer(bytes.fromhex(raw), dtype=np.float32))
-        return self._centroid[1]
+        return self.vectors.centroid()
 
     def code_matrix(self) -> CodeMatrix:
-        """The code matrix of this index, from the per-process cache: patched with the
-        ``code_log`` entries since the cached copy, or loaded whole (first use, new epoch, log
-        pruned). Read in one transaction, so a concurrent sync is seen entirely or not at all."""
+        return self.vectors.code_matrix()
+
+    def pending_vectors(self) -> int:
+        """Chunks without a vector while a sync's embedding is unfinished (0 when none is)."""
+        if self.meta(PENDING_KEY) is None:
+            return 0
         conn = self.store.conn
-        with self.store.lock:
-            return self._code_matrix(conn)
-
-    def _code_matrix(self, conn: Any) -> CodeMatrix:
-        own = not conn.in_transaction
-        if own:
-            conn.execute("BEGIN")
-        try:
-            epoch = self.meta(EPOCH_KEY) or "0"
-            seq = conn.execute("SELECT coalesce(max(seq), 0) FROM code_log").fetchone()[0]
-
-            def load() -> tuple[np.ndarray, np.ndarray]:
-                rows = conn.execute("SELECT chunk_id, code FROM chunk_codes ORDER BY chunk_id").fetchall()
-                return codes_from_rows(rows, (len(rows[0][1]) // 8) if rows else 6)
-
-            def changes_since(after: int) -> CodeDelta | None:
-                first = conn.execute("SELECT min(seq) FROM code_log").fetchone()[0]
-                if first is None or first > after + 1:
-                    return None  # pruned past what the cache holds
-                ops: dict[int, int] = {}
-                for cid, op in conn.execute(
-                    "SELECT chunk_id, op FROM code_log WHERE seq > ? AND seq <= ? ORDER BY seq", (after, seq)
-                ):
-                    ops[cid] = op
-                added = [cid for cid, op in ops.items() if op == 1]
-                rows = conn.execute(
-                    "SELECT chunk_id, code FROM chunk_codes WHERE chunk_id IN (SELECT value FROM json_each(?))",
-                    [json.dumps(added)],
-                ).fetchall()
-                words = (len(rows[0][1]) // 8) if rows else 6
-                ids, codes = codes_from_rows(sorted(rows), words)
-                return np.fromiter(ops, dtype=np.int64, count=len(ops)), ids, codes
-
-            return CODES.get(str(self.store.path), epoch, seq, load, changes_since)
-        finally:
-            if own:
-                conn.execute("COMMIT")
+        return max(
+            0,
+            conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            - conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0],
+        )

@@ -23,11 +23,16 @@ def recall_status(ctx: Context) -> StatusReport:
     last_text = dt.datetime.fromtimestamp(last, tz).isoformat(timespec="minutes") if last else None
     embedder = idx.meta("embedder") or "none (FTS-only)"
     behind = idx.needs_sync()
+    pending = idx.pending_vectors()
     indexed = int(files.get("indexed", 0))
     summary = [
         f"{indexed} files indexed, {chunks} chunks, {vectors} vectors ({embedder})",
         f"last index {last_text}" if last_text else "never indexed",
     ]
+    if pending:
+        summary.append(
+            f"{pending} chunk(s) wait for vectors (searched by BM25 until `lifelong index` finishes)"
+        )
     if skipped:
         summary.append(f"{len(skipped)} file(s) skipped (see warnings)")
     steps = []
@@ -46,6 +51,7 @@ def recall_status(ctx: Context) -> StatusReport:
             "files_skipped": len(skipped),
             "chunks": chunks,
             "vectors": vectors,
+            "vectors_pending": pending,
             "embedder": embedder,
             "last_index": last_text,
             "behind_files": behind,

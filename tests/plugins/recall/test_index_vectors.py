@@ -1,0 +1,183 @@
+"""The index embeds outside its write transaction, stores vectors in batches, resumes a killed
+sync, and bounds the work one enormous chunk can cost (issue 11 item 4, issue 14 items 5-6)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+import sqlean
+from lifelong_plugins.recall import service
+from lifelong_plugins.recall.vector_store import EMBED_MAX_CHARS, PENDING_KEY
+
+from lifelong import clock
+
+NOW = dt.datetime(2026, 3, 24, 9, 0, tzinfo=clock.zone("Europe/Berlin"))
+
+
+def dailies(n: int, lines: int = 3) -> dict[str, str]:
+    files = {"MEMORY.md": "# MEMORY\n\n- Maya founded Tidewater Labs.\n"}
+    for d in range(n):
+        day = dt.date(2026, 1, 1) + dt.timedelta(days=d)
+        body = "".join(
+            f"- Note {d}.{i}: the {['harbour', 'kiln', 'orchard'][i % 3]} plan item {d * 7 + i}.\n"
+            for i in range(lines)
+        )
+        files[f"memory/{day.isoformat()}.md"] = f"# {day.isoformat()}\n\n{body}"
+    return files
+
+
+@dataclass
+class Instrumented:
+    """The real embedder, watched: on each call it records whether another connection can take
+    the write lock at once, and can stop the process (a kill) after some calls."""
+
+    inner: Any
+    db_path: str
+    stop_after: int | None = None
+    calls: int = 0
+    writable: list[bool] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+
+    @property
+    def provider(self) -> str:
+        return self.inner.provider
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def status_warning(self) -> str | None:
+        return None
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        if self.stop_after is not None and self.calls > self.stop_after:
+            raise KeyboardInterrupt("killed mid-index")
+        other = sqlean.connect(self.db_path, timeout=0)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("ROLLBACK")
+            self.writable.append(True)
+        except sqlean.OperationalError:
+            self.writable.append(False)
+        finally:
+            other.close()
+        self.lengths.extend(len(t) for t in texts)
+        return self.inner.embed_passages(texts)
+
+
+def watch(host: Any, **kw: Any) -> Instrumented:
+    inst = Instrumented(host.embedder, str(host.store.path), **kw)
+    host._embedder, host._embedder_made = inst, True
+    return inst
+
+
+def counts(host: Any) -> tuple[int, int, int]:
+    conn = host.store.conn
+    return (
+        conn.execute("SELECT count(*) FROM chunks").fetchone()[0],
+        conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0],
+        conn.execute(
+            "SELECT count(*) FROM units WHERE id NOT IN (SELECT unit_id FROM unit_vectors)"
+        ).fetchone()[0],
+    )
+
+
+def test_the_model_runs_with_no_write_transaction_open(make_host) -> None:
+    host = make_host(dailies(24))
+    emb = watch(host)
+    with clock.pinned(NOW):
+        report = service.index_for(host.ctx).sync()
+    assert emb.calls >= 2 and all(emb.writable), emb.writable
+    chunks, vectors, units_without = counts(host)
+    assert report.vectors == "ok" and chunks == vectors and units_without == 0
+    assert service.index_for(host.ctx).meta(PENDING_KEY) is None
+
+
+def test_a_killed_sync_keeps_its_batches_and_the_next_one_finishes(make_host) -> None:
+    host = make_host(dailies(40))
+    emb = watch(host, stop_after=1)
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW), pytest.raises(KeyboardInterrupt):
+        idx.sync()
+    chunks, vectors, _ = counts(host)
+    assert 0 < vectors < chunks  # one batch committed, the rest lost with the "process"
+    assert idx.meta(PENDING_KEY) is not None and idx.needs_sync()
+    assert idx.pending_vectors() == chunks - vectors
+    # searches still work meanwhile (BM25 for the chunks without vectors)
+    emb.stop_after = None
+    done_before = emb.calls
+    with clock.pinned(NOW):
+        report = idx.sync()
+    chunks2, vectors2, units_without = counts(host)
+    assert chunks2 == chunks and vectors2 == chunks and units_without == 0
+    assert not report.plan.changed and report.vectors == "ok"
+    assert emb.calls > done_before
+    assert idx.meta(PENDING_KEY) is None and not idx.needs_sync()
+    assert idx.pending_vectors() == 0
+
+
+def test_an_embedding_budget_pauses_and_status_says_what_waits(make_host) -> None:
+    host = make_host(dailies(40))
+    watch(host)
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW):
+        report = idx.sync(embed_budget_s=0)
+    assert report.vectors.startswith("partial:")
+    left = idx.pending_vectors()
+    assert left > 0
+    recall = next(r for r in host.call("status_report", ctx=host.ctx) if r and r.plugin == "recall")
+    assert recall.data["vectors_pending"] == left
+    assert any("wait for vectors" in s for s in recall.summary)
+    with clock.pinned(NOW):
+        idx.sync()
+    assert idx.pending_vectors() == 0
+
+
+def test_one_enormous_chunk_is_embedded_from_a_bounded_text(make_host) -> None:
+    # a long chunk of one very long word: the chunker cannot cut it below the model's limit
+    host = make_host({"memory/2026-03-01.md": "# 2026-03-01\n\n" + "x" * 60_000 + "\n"})
+    emb = watch(host)
+    with clock.pinned(NOW):
+        report = service.index_for(host.ctx).sync()
+    assert report.vectors == "ok" and emb.lengths and max(emb.lengths) <= EMBED_MAX_CHARS
+    chunks, vectors, _ = counts(host)
+    assert chunks == vectors
+
+
+def test_a_file_rewritten_while_embedding_gets_no_stale_vector(make_host) -> None:
+    host = make_host(dailies(3))
+    idx = service.index_for(host.ctx)
+    inner = host.embedder
+    path = host.workspace.root / "memory/2026-01-01.md"
+
+    class Rewriting(Instrumented):
+        def embed_passages(self, texts: list[str]) -> np.ndarray:
+            if self.calls == 0:  # another process re-indexes the file between the two steps
+                path.write_text("# 2026-01-01\n\n- Rewritten: the kiln moved to Leeds.\n")
+                other = service.index_for(host.ctx)
+                other.sync(embed_budget_s=None)
+            return super().embed_passages(texts)
+
+    emb = Rewriting(inner, str(host.store.path))
+    host._embedder, host._embedder_made = emb, True
+    with clock.pinned(NOW):
+        idx.sync()
+    conn = host.store.conn
+    orphans = conn.execute("SELECT count(*) FROM chunk_vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)")
+    assert orphans.fetchone()[0] == 0
+    with clock.pinned(NOW):
+        idx.sync()
+    chunks, vectors, _ = counts(host)
+    assert chunks == vectors
