@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape
 from lifelong import clock, llm
 from lifelong.errors import LLMOffline, LLMTimeout
 from lifelong.hookspecs import GateResult
+from lifelong.privacy import gate_scope
 from lifelong.safety import find_instructions, redact_secrets, strip_invisible
 
 from .eligibility import check_eligibility, is_trivial
@@ -88,8 +89,10 @@ class Run:
         return (time.monotonic() - self.started) * 1000.0
 
 
-def retrieve(ctx: Any, query: GateQuery, config: dict[str, Any]) -> Retrieval:
-    """memory_search (corpus all, source gate) then memory_get for the exact lines of each hit."""
+def retrieve(ctx: Any, query: GateQuery, config: dict[str, Any], scope: str = "shared") -> Retrieval:
+    """memory_search (corpus all, source gate) then memory_get for the exact lines of each hit.
+    ``scope`` private (a direct chat that asks for it, ``lifelong.privacy.gate_scope``) lets
+    private notes in; a group or channel chat never gets them."""
     t0 = time.monotonic()
     args: dict[str, Any] = {
         "query": query.query,
@@ -102,6 +105,8 @@ def retrieve(ctx: Any, query: GateQuery, config: dict[str, Any]) -> Retrieval:
         args["min_score"] = config["min_score"]
     if query.task:
         args["task"] = query.task
+    if scope == "private":
+        args["scope"] = "private"
     found = ctx.call_tool("memory_search", **args)
     if not isinstance(found, dict):
         raise GateSearchError(f"memory_search returned {type(found).__name__}, not a result object")
@@ -113,7 +118,9 @@ def retrieve(ctx: Any, query: GateQuery, config: dict[str, Any]) -> Retrieval:
         start, end = int(hit.get("start_line") or 1), int(hit.get("end_line") or 0)
         if not hit.get("path") or end < start:
             continue
-        got = ctx.call_tool("memory_get", path=hit["path"], **{"from": start, "lines": end - start + 1})
+        got = ctx.call_tool(
+            "memory_get", path=hit["path"], scope=scope, **{"from": start, "lines": end - start + 1}
+        )
         if isinstance(got, dict) and not got.get("error") and got.get("from") == start:
             hit["text"] = got.get("text") or ""
     return Retrieval(hits, (t1 - t0) * 1000.0, (time.monotonic() - t1) * 1000.0)
@@ -265,7 +272,7 @@ def _run(ctx: Any, session: dict[str, Any], config: dict[str, Any], run: Run, mo
             cached, elapsed_ms=round(run.elapsed_ms(), 1), detail={**cached.detail, "cached": True}
         )
 
-    future = _executor().submit(retrieve, ctx, query, config)
+    future = _executor().submit(retrieve, ctx, query, config, gate_scope(session))
     try:
         retrieval = future.result(timeout=max(0.0, run.remaining()))
     except concurrent.futures.TimeoutError:

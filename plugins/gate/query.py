@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from lifelong.privacy import gate_scope
 from lifelong.text import content_words, words
 
 QUERY_MODES = ("message", "recent", "full")
@@ -169,5 +170,7 @@ def build_query(session: dict[str, Any], config: dict[str, Any], mode: str | Non
 _SPACES = re.compile(r"\s+")
 
 
-def cache_key(session: dict[str, Any], query: GateQuery) -> tuple[str, str, str]:
-    return (str(session.get("id") or ""), query.mode, _SPACES.sub(" ", query.query).strip().casefold())
+def cache_key(session: dict[str, Any], query: GateQuery) -> tuple[str, str, str, str]:
+    """A note is reused only for the same session, query and privacy scope."""
+    text = _SPACES.sub(" ", query.query).strip().casefold()
+    return (str(session.get("id") or ""), query.mode, text, gate_scope(session))

@@ -137,6 +137,13 @@ def _watch(host: Any, idx: Any) -> None:
 )
 @click.option("--corpus", type=click.Choice(["memory", "wiki", "all"]), default="memory", show_default=True)
 @click.option(
+    "--scope",
+    type=click.Choice(["shared", "private"]),
+    default="shared",
+    show_default=True,
+    help="private: also search notes under memory/private/ or marked privacy: private.",
+)
+@click.option(
     "--mode",
     type=click.Choice(["current", "valid-at", "all"]),
     default=None,
@@ -154,6 +161,7 @@ def search_cmd(
     max_tokens: int | None,
     min_score: float | None,
     corpus: str,
+    scope: str,
     mode: str | None,
     as_of: str | None,
     task: str | None,
@@ -169,6 +177,7 @@ def search_cmd(
         max_results=max_results,
         min_score=min_score,
         corpus=corpus,
+        scope=scope,
         mode=mode,
         as_of=as_of,
         source="cli",
@@ -239,11 +248,18 @@ def search_cmd(
     default=None,
     help=f"Number of lines (default: the whole file, at most {service.DEFAULTS['get_max_lines']}).",
 )
+@click.option(
+    "--scope",
+    type=click.Choice(["shared", "private"]),
+    default="shared",
+    show_default=True,
+    help="private: a private note (memory/private/, privacy: private) may be read.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def get_cmd(path: str, start: int | None, lines: int | None, as_json: bool) -> None:
+def get_cmd(path: str, start: int | None, lines: int | None, scope: str, as_json: bool) -> None:
     """Print lines of a memory file (workspace-relative PATH)."""
     host = get_host()
-    data = service.read_lines(host.ctx, path, start, lines)
+    data = service.read_lines(host.ctx, path, start, lines, scope=scope)
     if as_json:
         emit_json({"version": 1, **data})
         return

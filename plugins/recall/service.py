@@ -9,6 +9,7 @@ from typing import Any
 from lifelong import clock
 from lifelong.errors import InputError, LifelongError
 from lifelong.host import load_manifest
+from lifelong.privacy import is_private_text
 
 from .index import RecallIndex, is_generated_path
 from .search import Searcher, SearchOutcome, SearchRequest, result_json
@@ -62,6 +63,7 @@ def make_request(
     source: str = "tool",
     task: str | None = None,
     max_tokens: int | None = None,
+    scope: str | None = None,
 ) -> SearchRequest:
     cfg = ctx.config(PLUGIN)
     when = clock.parse_instant(as_of, ctx.workspace.timezone) if as_of else None
@@ -75,8 +77,16 @@ def make_request(
         source=source,
         session={"task": task} if task else None,
         max_tokens=int(max_tokens) if max_tokens is not None else None,
+        scope=scope or "shared",
     ).validate()
 
+
+SCOPE_PARAMETER = {
+    "type": "string",
+    "enum": ["shared", "private"],
+    "description": "shared (default): never private notes; private: also the notes under memory/private/ "
+    "or marked privacy: private (only for the user's own direct chat).",
+}
 
 SEARCH_PARAMETERS = {
     "type": "object",
@@ -97,6 +107,7 @@ SEARCH_PARAMETERS = {
             "description": f"Default {DEFAULTS['min_score']}.",
         },
         "corpus": {"type": "string", "enum": ["memory", "wiki", "all"], "description": "Default memory."},
+        "scope": SCOPE_PARAMETER,
         "mode": {
             "type": "string",
             "enum": ["current", "valid-at", "all"],
@@ -128,6 +139,7 @@ GET_PARAMETERS = {
             "minimum": 1,
             "description": f"How many lines. Default: the whole file (at most {DEFAULTS['get_max_lines']}).",
         },
+        "scope": SCOPE_PARAMETER,
     },
     "required": ["path"],
 }
@@ -152,12 +164,18 @@ def memory_search(ctx: Any, **args: Any) -> dict[str, Any]:
 def memory_get(ctx: Any, **args: Any) -> dict[str, Any]:
     rel = str(args.get("path", ""))
     try:
-        return read_lines(ctx, rel, args.get("from"), args.get("lines"))
+        return read_lines(
+            ctx, rel, args.get("from"), args.get("lines"), scope=str(args.get("scope") or "shared")
+        )
     except LifelongError as exc:
         return {"error": str(exc)}
 
 
-def read_lines(ctx: Any, rel: str, start: int | None, count: int | None) -> dict[str, Any]:
+def read_lines(
+    ctx: Any, rel: str, start: int | None, count: int | None, *, scope: str = "shared"
+) -> dict[str, Any]:
+    """Lines of a workspace markdown file; a private note (``lifelong.privacy``) only with scope
+    ``private``."""
     ws = ctx.workspace
     path = ws.resolve(rel)
     relpath = ws.relpath(path)
@@ -166,6 +184,8 @@ def read_lines(ctx: Any, rel: str, start: int | None, count: int | None) -> dict
     if not path.is_file():
         raise InputError(f"{rel}: no such file in the workspace")
     text = ws.read_text(relpath)
+    if scope != "private" and is_private_text(relpath, text):
+        raise InputError(f"{relpath} is a private note: read it with scope private")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -14,6 +14,7 @@ from typing import Any
 from lifelong.errors import InputError, LifelongError
 from lifelong.journal import Journal
 from lifelong.markdown import split_lines
+from lifelong.privacy import is_private_text
 from lifelong.workspace import Workspace, atomic_write, daily_date, replace_region
 
 from .compile import CompileConfig, CompilePlan, plan_compile
@@ -67,9 +68,12 @@ def read_sources(ws: Workspace, cfg: dict[str, Any]) -> tuple[list[SourceLine], 
     dailies: list[SourceLine] = []
     for rel in daily_paths(ws, int(cfg["max_daily_files"])):
         try:
-            dailies.extend(read_daily(rel, ws.read_text(rel)))
+            text = ws.read_text(rel)
         except LifelongError as exc:
             problems.append(str(exc))
+            continue
+        if not is_private_text(rel, text):  # a private note never becomes a (shared) page
+            dailies.extend(read_daily(rel, text))
     return memory, dailies, problems
 
 
