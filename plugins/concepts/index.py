@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from lifelong.contracts import Candidate, SearchRequest
 from lifelong.errors import LifelongError
 from lifelong.host import Context
+from lifelong.privacy import corpus_predicate
 from lifelong.text import content_words
 from lifelong.workspace import split_frontmatter
 
@@ -125,10 +126,8 @@ def validity_predicate(request: SearchRequest, now: dt.datetime) -> tuple[str, l
         params = [at, at]
     else:
         where, params = "1", []
-    if request.corpus != "all":
-        where += " AND c.corpus = ?"
-        params.append(request.corpus)
-    return where, params
+    cwhere, cparams = corpus_predicate(request.corpus, request.scope)  # private notes: scope private only
+    return f"{where} AND {cwhere}", [*params, *cparams]
 
 
 class ConceptIndex:
