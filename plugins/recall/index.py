@@ -402,10 +402,6 @@ class RecallIndex:
         pending, unit_pending, token = self._sync_text(
             plan, disk, indexed, paths, report, progress, embedder, reset=stale_vectors or force
         )
-        if embedder is not None and (resume or stale_vectors or force):
-            with self.store.lock:
-                pending, unit_pending = self.vectors.missing(self.config["unit_vectors"])
-                token = self.meta(PENDING_KEY)
         if not self.config["unit_vectors"]:
             unit_pending = []
         if embedder is None:
@@ -413,10 +409,9 @@ class RecallIndex:
                 report.vectors = "none (FTS-only)"
             else:
                 report.vectors = f"failed ({self._embedder_failed}); search is FTS-only for new text"
-        elif pending or unit_pending:
-            self._embed(embedder, pending, unit_pending, token, report, progress, embed_budget_s)
-        elif token is not None:  # nothing left to embed: clear the mark
-            self.vectors.embed_pending(embedder, [], [], token=token)
+        elif pending or unit_pending or token is not None or resume or stale_vectors or force:
+            everything = resume or stale_vectors or force
+            self._embed(embedder, pending, unit_pending, token, report, progress, embed_budget_s, everything)
         report.elapsed_ms = (time.monotonic() - started) * 1000
         if plan.changed:
             self.ctx.hook("on_files_changed", ctx=self.ctx, changes=plan)
@@ -487,7 +482,10 @@ class RecallIndex:
                             "DELETE FROM code_log WHERE seq <= (SELECT max(seq) FROM code_log) - ?",
                             (CODE_LOG_KEEP,),
                         )
-                    if embedder is not None and (added_here or (first and reset)):
+                    # chunks without vectors are marked for the next sync (also when the model
+                    # failed earlier in this process: another process may have it)
+                    wants_vectors = embedder is not None or self._embedder_failed is not None
+                    if wants_vectors and (added_here or (first and reset)):
                         token = self.vectors.mark_pending()
                     if plan.changed or reset:
                         self.set_meta("generation", uuid.uuid4().hex)
@@ -507,9 +505,12 @@ class RecallIndex:
         report: SyncReport,
         progress: Callable[[str, int, int], None] | None,
         budget_s: float | None,
+        everything: bool,
     ) -> None:
         """Embed outside the write lock; one process at a time per workspace (another sync
-        that finds the lock taken leaves the work to the one holding it)."""
+        that finds the lock taken leaves the work to the one holding it). ``everything``: embed
+        every chunk and unit without a vector (a resumed, re-keyed or forced sync), not only
+        this sync's own."""
         try:
             lock = self.ws.lock("embedding", timeout=0)
             lock.__enter__()
@@ -517,6 +518,10 @@ class RecallIndex:
             report.vectors = "another process is embedding; its chunks are searchable by BM25 meanwhile"
             return
         try:
+            if everything:
+                with self.store.lock:
+                    pending, unit_pending = self.vectors.missing(self.config["unit_vectors"])
+                    token = self.meta(PENDING_KEY)
             out = self.vectors.embed_pending(
                 embedder,
                 pending,
