@@ -18,9 +18,11 @@ next night's command, same clock). Checked after that second command:
 - **reversible**: rolling back every completed run, newest first, restores MEMORY.md byte for byte;
 - **temp files**: none left (``.*.tmp`` anywhere in the workspace).
 
-Index trials: ``--index-files`` dailies; ``lifelong index --force`` killed at a random moment, then
+Index trials: ``--index-files`` dailies; half the trials kill the workspace's first ``lifelong
+index`` (the model embeds every chunk), half a ``lifelong index --force``, at a random moment, then
 ``lifelong index``; checked: every file's unique token is found by ``lifelong search``, SQLite's
-``integrity_check`` is ok, no temp files.
+``integrity_check`` is ok, every chunk has its vector, no temp files. Printed: the share of vectors
+a killed first index had already committed (kept, not redone) and what the next index embedded.
 
 Each failure is listed with its trial number and delay, so a trial can be re-run by its seed.
 """
@@ -182,9 +184,14 @@ def build_index_workspace(root: Path, files: int, seed: int) -> list[str]:
 
 
 def index_trials(work: Path, trials: int, files: int, rng: random.Random) -> dict[str, Any]:
+    """Half the trials kill the first index of the workspace (the model embedding every chunk,
+    nothing cached), half a forced reindex (mostly cache hits). After a kill during the first
+    index, the vectors it committed must be kept and the next ``index`` must embed only the rest."""
     base = work / "index-base"
     tokens = build_index_workspace(base, files, 7)
+    t0 = time.perf_counter()
     first = cli(base, "index")
+    first_duration = time.perf_counter() - t0
     if first.returncode != 0:
         raise RuntimeError(first.stderr.strip()[-300:])
     t0 = time.perf_counter()
@@ -193,23 +200,45 @@ def index_trials(work: Path, trials: int, files: int, rng: random.Random) -> dic
     if forced.returncode != 0:
         raise RuntimeError(forced.stderr.strip()[-300:])
     failures: list[str] = []
+    kept: list[float] = []  # share of the chunks' vectors a killed first index had committed
+    resumed: list[int] = []  # texts the next index embedded after a killed first index
+    total_texts = 0
     for i in range(trials):
         ws = work / f"index-{i:03d}"
-        shutil.copytree(base, ws)
-        delay = rng.uniform(0.0, duration)
-        proc = start(ws, "index", "--force")
+        fresh = i % 2 == 0
+        shutil.copytree(base, ws, ignore=shutil.ignore_patterns(".lifelong") if fresh else None)
+        delay = rng.uniform(0.0, first_duration if fresh else duration)
+        proc = start(ws, "index") if fresh else start(ws, "index", "--force")
         time.sleep(delay)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
         problems = []
-        again = cli(ws, "index")
+        db = ws / ".lifelong" / "index.sqlite"
+        if fresh and db.exists():
+            with sqlite3.connect(db) as conn:
+                try:
+                    chunks, vectors = conn.execute(
+                        "SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunk_vectors)"
+                    ).fetchone()
+                except sqlite3.OperationalError:  # killed before the tables existed
+                    chunks, vectors = 0, 0
+            kept.append(vectors / chunks if chunks else 0.0)
+        again = cli(ws, "index", "--json")
         if again.returncode != 0:
             problems.append(f"next index failed: {again.stderr.strip()[-200:]}")
-        with sqlite3.connect(ws / ".lifelong" / "index.sqlite") as conn:
+        elif fresh:
+            report = json.loads(again.stdout)
+            resumed.append(int(report.get("embedded", 0)) + int(report.get("units_embedded", 0)))
+        with sqlite3.connect(db) as conn:
             check = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            chunks, vectors = conn.execute(
+                "SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunk_vectors)"
+            ).fetchone()
         if check != "ok":
             problems.append(f"integrity_check: {check}")
+        if chunks != vectors:
+            problems.append(f"{chunks - vectors} chunk(s) without a vector after the next index")
         for token in rng.sample(tokens, min(20, len(tokens))):
             found = cli(ws, "search", token, "--json")
             if found.returncode != 0 or token not in found.stdout:
@@ -219,12 +248,19 @@ def index_trials(work: Path, trials: int, files: int, rng: random.Random) -> dic
         if left:
             problems.append(f"temp files left: {left}")
         if problems:
-            failures.append(f"trial {i} (kill after {delay:.2f} s): " + "; ".join(problems))
+            kind = "first index" if fresh else "forced index"
+            failures.append(f"trial {i} ({kind}, kill after {delay:.2f} s): " + "; ".join(problems))
         shutil.rmtree(ws, ignore_errors=True)
+    first_report = json.loads(cli(base, "index", "--force", "--json").stdout or "{}")
+    total_texts = int(first_report.get("embedded", 0)) + int(first_report.get("embedding_cache_hits", 0))
     return {
         "trials": trials,
         "files": files,
+        "first_index_seconds": round(first_duration, 2),
         "forced_index_seconds": round(duration, 2),
+        "killed_first_index_vectors_kept_mean": round(sum(kept) / len(kept), 3) if kept else None,
+        "next_index_texts_embedded": resumed,
+        "chunks": total_texts,
         "failed_trials": len(failures),
         "failures": failures[:20],
     }
@@ -260,8 +296,11 @@ def main(argv: list[str] | None = None) -> int:
             out["index"] = index_trials(work, args.index_trials, args.index_files, rng)
             x = out["index"]
             print(
-                f"index: {x['trials']} kill -9 trials over a {x['forced_index_seconds']} s forced index of "
-                f"{x['files']} files: {x['failed_trials']} failed",
+                f"index: {x['trials']} kill -9 trials (half during the {x['first_index_seconds']} s first index, "
+                f"half during the {x['forced_index_seconds']} s forced index) of {x['files']} files: "
+                f"{x['failed_trials']} failed; a killed first index kept on average "
+                f"{x['killed_first_index_vectors_kept_mean']} of its chunks' vectors, and the next index "
+                f"embedded {x['next_index_texts_embedded']} texts",
                 flush=True,
             )
             for line in x["failures"]:
