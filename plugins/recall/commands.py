@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -17,6 +18,17 @@ def add_commands(cli: click.Group) -> None:
     cli.add_command(index_cmd)
     cli.add_command(search_cmd)
     cli.add_command(get_cmd)
+
+
+def scope_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--scope shared|private`` (lifelong.privacy), for search and get."""
+    return click.option(
+        "--scope",
+        type=click.Choice(["shared", "private"]),
+        default="shared",
+        show_default=True,
+        help=help_text,
+    )
 
 
 @click.command("index")
@@ -136,13 +148,7 @@ def _watch(host: Any, idx: Any) -> None:
     "or the workspace's recall.min_score).",
 )
 @click.option("--corpus", type=click.Choice(["memory", "wiki", "all"]), default="memory", show_default=True)
-@click.option(
-    "--scope",
-    type=click.Choice(["shared", "private"]),
-    default="shared",
-    show_default=True,
-    help="private: also search notes under memory/private/ or marked privacy: private.",
-)
+@scope_option("private: also search notes under memory/private/ or marked privacy: private.")
 @click.option(
     "--mode",
     type=click.Choice(["current", "valid-at", "all"]),
@@ -248,13 +254,7 @@ def search_cmd(
     default=None,
     help=f"Number of lines (default: the whole file, at most {service.DEFAULTS['get_max_lines']}).",
 )
-@click.option(
-    "--scope",
-    type=click.Choice(["shared", "private"]),
-    default="shared",
-    show_default=True,
-    help="private: a private note (memory/private/, privacy: private) may be read.",
-)
+@scope_option("private: a private note (memory/private/, privacy: private) may be read.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def get_cmd(path: str, start: int | None, lines: int | None, scope: str, as_json: bool) -> None:
     """Print lines of a memory file (workspace-relative PATH)."""
