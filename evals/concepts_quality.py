@@ -40,7 +40,17 @@ SETUPS = {
 # --dump: also the index forced to answer whenever it recognises a concept (threshold 0, no
 # document-frequency cap), so an answer rule can be studied question by question
 FORCED = "index forced"
-FORCED_CONFIG = {"plugins": {"concepts": {"confidence_threshold": 0.0, "max_doc_freq": 100_000_000}}}
+FORCED_CONFIG = {
+    "plugins": {
+        "concepts": {
+            "confidence_threshold": 0.0,
+            "max_doc_freq": 100_000_000,
+            "min_idf": 0.0,
+            "min_coverage": 0.0,
+            "min_answer_coverage": 0.0,
+        }
+    }
+}
 
 
 def ask(

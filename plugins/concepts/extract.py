@@ -149,7 +149,7 @@ def _token_terms(token: str) -> tuple[Term, ...]:
         if script in ("han", "katakana", "hangul"):
             if len(piece) < 2:
                 continue
-        elif not _keep(key):
+        elif not _keep(key) or not _keep(fold(piece)):  # "does" is no "doe"
             continue
         out.append(Term(key, piece, script))
     return tuple(out)

@@ -28,7 +28,7 @@ from lifelong.contracts import Candidate, SearchRequest
 from lifelong.errors import LifelongError
 from lifelong.host import Context
 from lifelong.privacy import corpus_predicate
-from lifelong.text import content_words
+from lifelong.text import content_tokens, content_words
 from lifelong.workspace import split_frontmatter
 
 from .extract import (
@@ -44,6 +44,7 @@ from .extract import (
 
 PLUGIN = "concepts"
 KIND_RANK = {"term": 0, "name": 1, "heading": 2, "wiki": 3}
+ANSWER_HEAD = 5  # the lines an answer must hold the query's words in (recall@5 is what a caller reads)
 
 
 @dataclass(frozen=True)
@@ -371,32 +372,54 @@ class ConceptIndex:
         if not found:
             return Lookup(reason="no known concept in the query")
         content = {normalise_concept(w) for w in content_words(request.query)}
-        covered = set().union(*(candidates_keys[k] for k in found)) & content if content else set()
-        coverage = len(covered) / len(content) if content else 0.0
         total = max(2, self._total_chunks())
         concepts = {row[0]: row for row in found.values()}
         idf = {key: math.log(total / max(1, row[2])) / math.log(total) for key, row in concepts.items()}
-        specificity = sum(idf.values()) / len(idf)
+        min_idf = float(self.config["min_idf"])
+        # a concept naming a large share of the corpus (the user's own name, a partner in every
+        # conversation) is background: it covers no word of the query and lends no specificity
+        counted = {k for k in found if idf[found[k][0]] >= min_idf}
+        covered = set().union(*(candidates_keys[k] for k in counted)) & content if content else set()
+        coverage = len(covered) / len(content) if content else 0.0
+        distinct = [idf[found[k][0]] for k in counted]
+        specificity = sum(distinct) / len(distinct) if distinct else 0.0
         confidence = coverage * specificity
         names = sorted(row[1] for row in concepts.values())
-        detail = {
+        detail: dict[str, object] = {
             "content": sorted(content),
             "uncovered": sorted(content - covered),
+            "background": sorted(found[k][0] for k in set(found) - counted),
+            "coverage": round(coverage, 4),
             "total": total,
             "found": {
                 key: {"doc_freq": row[2], "days": row[3], "idf": round(idf[key], 4)}
                 for key, row in concepts.items()
             },
         }
+        if not counted:
+            reason = "every concept the query names is too common to answer from the index"
+            return Lookup(names, confidence, reason=reason, detail=detail)
+        if coverage < float(self.config["min_coverage"]):
+            reason = f"the concepts cover {coverage:.0%} of the query's words"
+            return Lookup(names, confidence, reason=reason, detail=detail)
         if confidence < float(self.config["confidence_threshold"]):
-            return Lookup(
-                names, confidence, reason=f"confidence {confidence:.2f} below the threshold", detail=detail
-            )
+            reason = f"confidence {confidence:.2f} below the threshold"
+            return Lookup(names, confidence, reason=reason, detail=detail)
         if max(row[2] for row in concepts.values()) > int(self.config["max_doc_freq"]):
-            return Lookup(
-                names, confidence, reason="a concept is too common to answer from the index", detail=detail
-            )
-        return Lookup(names, confidence, self._candidates(request, idf), "", detail)
+            reason = "a concept is too common to answer from the index"
+            return Lookup(names, confidence, reason=reason, detail=detail)
+        candidates = self._candidates(request, idf)
+        wanted = content_tokens(request.query)
+        head = candidates[:ANSWER_HEAD]
+        held = set().union(*(content_tokens(f"{c.heading}\n{c.text}") for c in head)) if head else set()
+        answer_coverage = len(wanted & held) / len(wanted) if wanted else 1.0
+        detail["answer_coverage"] = round(answer_coverage, 4)
+        if candidates and answer_coverage < float(self.config["min_answer_coverage"]):
+            reason = f"the index's best lines hold {answer_coverage:.0%} of the query's words"
+            return Lookup(names, confidence, reason=reason, detail=detail)
+        return Lookup(
+            names, confidence, candidates, "" if candidates else "no current chunk names them", detail
+        )
 
     def _candidates(self, request: SearchRequest, idf: dict[str, float]) -> list[Candidate]:
         """The lines naming the concepts, best first. The chunks naming most of them (IDF-weighted)
@@ -410,7 +433,7 @@ class ConceptIndex:
         weights = {k: max(v, 0.01) for k, v in idf.items()}
         pool = self.conn.execute(
             "WITH w(key, idf) AS (SELECT key, value FROM json_each(?)), hits AS ("
-            " SELECT o.chunk_id, sum(o.count * w.idf) AS weight, count(*) AS named FROM concept_occurrences o"
+            " SELECT o.chunk_id, sum(o.count * w.idf) AS weight, sum(w.idf) AS named FROM concept_occurrences o"
             " JOIN w ON w.key = o.key GROUP BY o.chunk_id ORDER BY named DESC, weight DESC LIMIT ?)"
             " SELECT c.id, c.source_date, c.evergreen, hits.weight * hits.named, c.path, c.start_line"
             f" FROM hits JOIN chunks c ON c.id = hits.chunk_id WHERE {where}",
