@@ -57,6 +57,8 @@ def explain_cmd(query: str, as_json: bool) -> None:
         "concepts": lookup.concepts,
         "confidence": round(lookup.confidence, 3),
         "threshold": threshold,
+        "background": lookup.detail.get("background", []),
+        "coverage": lookup.detail.get("coverage"),
         "answered": lookup.answered,
         "reason": lookup.reason,
         "results": [c.citation for c in lookup.candidates],
@@ -72,6 +74,8 @@ def explain_cmd(query: str, as_json: bool) -> None:
     click.echo(
         f"concepts: {', '.join(lookup.concepts) or 'none'}; confidence {lookup.confidence:.2f} (threshold {threshold}): {path}"
     )
+    if data["background"]:
+        click.echo(f"  too common to count (background): {', '.join(data['background'])}")
     for c in lookup.candidates:
         click.echo(f"  Source: {c.citation}")
 

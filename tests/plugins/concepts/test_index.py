@@ -227,6 +227,11 @@ def test_a_concept_in_every_note_is_too_common_to_answer_alone(make_host) -> Non
     out = search(host, "Priya")
     assert out["results"] and all("answered_by" not in (r.get("extra") or {}) for r in out["results"])
     assert search(host, "glacier")["results"][0]["extra"]["answered_by"] == "concepts"
+    root = str(host.workspace.root)
+    out = (
+        CliRunner().invoke(cli, ["-w", root, "--now", NOW.isoformat(), "concepts", "explain", "Priya"]).output
+    )
+    assert "falls through" in out and "too common to count (background): priya" in out
 
 
 def test_an_answer_whose_lines_miss_the_query_words_falls_through(host) -> None:
