@@ -30,10 +30,12 @@ subject side by side.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -210,14 +212,18 @@ def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingC
     return 1.0 + lexical if lexical >= cfg.jaccard and len(a.rest & b.rest) >= 2 else None
 
 
-def group_facts(
-    views: list[FactView],
-    cosine: Callable[[str, str], float | None] | None = None,
-    cfg: GroupingConfig = GroupingConfig(),
-) -> dict[str, str]:
-    """Map every candidate key to its group's id (the smallest member key). Candidates are only
-    compared when they share a subject or two content words (blocking keeps a year of notes fast)."""
-    by_key = {v.key: v for v in views}
+BLOCK_MAX = 400  # a word on more lines than this says nothing about which fact a line states
+
+
+def view_fingerprint(v: FactView) -> str:
+    """What a view's comparisons depend on (its text and the names seen in it): two nights that
+    give a candidate the same fingerprint compare it with anything the same way."""
+    return hashlib.sha256(repr((v.text, sorted(v.subjects))).encode("utf-8")).hexdigest()[:16]
+
+
+def _blocks(views: list[FactView]) -> dict[str, list[str]]:
+    """Candidates are only compared when they share a subject or, both without one, two content
+    words (blocking keeps a year of notes fast)."""
     block: dict[str, list[str]] = defaultdict(list)
     for v in views:
         for s in v.subjects:
@@ -225,26 +231,75 @@ def group_facts(
         if not v.subjects:
             for t in v.rest:
                 block["w:" + t].append(v.key)
+    return block
+
+
+def _compared(a: FactView, b: FactView, sizes: dict[str, int]) -> bool:
+    """Whether the blocking compares ``a`` and ``b`` (a shared block of 2..BLOCK_MAX lines)."""
+    if a.subjects or b.subjects:
+        return any(2 <= sizes.get("s:" + s, 0) <= BLOCK_MAX for s in a.subjects & b.subjects)
+    shared = a.rest & b.rest
+    return len(shared) >= 2 and any(2 <= sizes.get("w:" + t, 0) <= BLOCK_MAX for t in shared)
+
+
+@dataclass(frozen=True)
+class Grouping:
+    ids: dict[str, str]  # candidate key -> its group's id (the smallest member key)
+    pairs: dict[tuple[str, str], float]  # strength of every compared pair that states one fact
+    compared: int  # pairs compared by this call (the others came from ``known``)
+
+
+def group_facts(
+    views: list[FactView],
+    cosine: Callable[[str, str], float | None] | None = None,
+    cfg: GroupingConfig = GroupingConfig(),
+) -> dict[str, str]:
+    """Map every candidate key to its group's id (the smallest member key)."""
+    return group_facts_known(views, cosine, cfg).ids
+
+
+def group_facts_known(
+    views: list[FactView],
+    cosine: Callable[[str, str], float | None] | None = None,
+    cfg: GroupingConfig = GroupingConfig(),
+    known: Mapping[tuple[str, str], float] | None = None,
+    unchanged: AbstractSet[str] = frozenset(),
+) -> Grouping:
+    """:func:`group_facts`, reusing ``known`` pair strengths (an earlier call's ``pairs``, with the
+    same config and cosine) for pairs of two ``unchanged`` keys (same fingerprint, compared then
+    too): only pairs with a new or changed candidate are compared again. The result is the same as
+    comparing every pair (a pair's strength depends only on the two views and their cosine)."""
+    by_key = {v.key: v for v in views}
+    block = _blocks(views)
+    sizes = {name: len(keys) for name, keys in block.items()}
+    unchanged = {k for k in unchanged if k in by_key}
     pairs: dict[tuple[str, str], float] = {}
-    conflicts: set[tuple[str, str]] = set()
+    for (ka, kb), strength in (known or {}).items():
+        if ka in unchanged and kb in unchanged and _compared(by_key[ka], by_key[kb], sizes):
+            pairs[(ka, kb)] = strength
+    seen: set[tuple[str, str]] = set()
+    compared = 0
     for name, keys in block.items():
-        if len(keys) < 2 or len(keys) > 400:  # a word on 400 lines says nothing about the fact
+        if len(keys) < 2 or len(keys) > BLOCK_MAX:
             continue
-        for i, ka in enumerate(keys):
+        fresh = [k for k in keys if k not in unchanged]
+        for ka in fresh:
             a = by_key[ka]
-            for kb in keys[i + 1 :]:
+            for kb in keys:
+                if kb == ka or (kb not in unchanged and kb < ka):
+                    continue  # a pair of two fresh keys is met from its smaller key
                 pair = (ka, kb) if ka < kb else (kb, ka)
-                if pair in pairs or ka == kb:
+                if pair in seen:
                     continue
                 b = by_key[kb]
                 if name.startswith("w:") and len(a.rest & b.rest) < 2:
                     continue
+                seen.add(pair)
+                compared += 1
                 if conflicting(a, b):
-                    conflicts.add(pair)
-                    pairs[pair] = -1.0
                     continue
-                cos = cosine(ka, kb) if cosine is not None else None
-                strength = pair_strength(a, b, cos, cfg)
+                cos = cosine(pair[0], pair[1]) if cosine is not None else None
+                strength = pair_strength(by_key[pair[0]], by_key[pair[1]], cos, cfg)
                 if strength is not None:
                     pairs[pair] = strength
     parent = {v.key: v.key for v in views}
@@ -257,21 +312,21 @@ def group_facts(
         return k
 
     members = {v.key: [v.key] for v in views}
-    for (ka, kb), strength in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
-        if strength < 0:
-            break
+    for _neg, (ka, kb) in sorted((-strength, pair) for pair, strength in pairs.items()):
         ra, rb = find(ka), find(kb)
         if ra == rb or paths[ra] & paths[rb]:
             continue  # two lines of one daily are two facts
-        if conflicts and any(
-            ((x, y) if x < y else (y, x)) in conflicts for x in members[ra] for y in members[rb]
+        if any(
+            _compared(by_key[x], by_key[y], sizes) and conflicting(by_key[x], by_key[y])
+            for x in members[ra]
+            for y in members[rb]
         ):
             continue  # no member may contradict a member of the other group
         root, other = (ra, rb) if ra < rb else (rb, ra)
         parent[other] = root
         paths[root] |= paths.pop(other)
         members[root] += members.pop(other)
-    return {k: find(k) for k in parent}
+    return Grouping({k: find(k) for k in parent}, pairs, compared)
 
 
 @lru_cache(maxsize=100_000)
@@ -335,3 +390,40 @@ class FactVectors:
         if va is None or vb is None:
             return None
         return float(va @ vb)
+
+
+class FactPairCache:
+    """The last grouping's fingerprints and pair strengths (``dream_fact_views``/``dream_fact_pairs``),
+    valid only under the same ``setting`` (grouping config and embedder): a night reuses the pairs of
+    candidates whose fingerprint has not changed and compares only the rest."""
+
+    META = "fact_pairs_setting"
+
+    def __init__(self, store: Any, setting: str):
+        self.store = store
+        self.setting = setting
+
+    def load(self) -> tuple[dict[str, str], dict[tuple[str, str], float]]:
+        """(key -> fingerprint, pair -> strength); empty when the setting differs."""
+        conn = self.store.conn
+        row = conn.execute("SELECT value FROM dream_meta WHERE key = ?", (self.META,)).fetchone()
+        if row is None or row[0] != self.setting:
+            return {}, {}
+        fps = dict(conn.execute("SELECT key, fp FROM dream_fact_views").fetchall())
+        pairs = {(a, b): s for a, b, s in conn.execute("SELECT a, b, strength FROM dream_fact_pairs")}
+        return fps, pairs
+
+    def save(self, fps: dict[str, str], pairs: dict[tuple[str, str], float]) -> None:
+        with self.store.lock:
+            conn = self.store.conn
+            conn.execute("DELETE FROM dream_fact_views")
+            conn.execute("DELETE FROM dream_fact_pairs")
+            conn.executemany("INSERT INTO dream_fact_views(key, fp) VALUES (?, ?)", sorted(fps.items()))
+            conn.executemany(
+                "INSERT INTO dream_fact_pairs(a, b, strength) VALUES (?, ?, ?)",
+                [(a, b, s) for (a, b), s in sorted(pairs.items())],
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO dream_meta(key, value) VALUES (?, ?)", (self.META, self.setting)
+            )
+            conn.commit()

@@ -21,13 +21,15 @@ from lifelong.errors import LLMOffline
 
 from .candidates import Candidate, CandidatePool, DailyReader, Occurrence
 from .facts import (
+    FactPairCache,
     FactVectors,
     GroupingConfig,
     completeness,
     fact_view,
-    group_facts,
+    group_facts_known,
     names_seen,
     values_of,
+    view_fingerprint,
 )
 from .memory_file import human_edits, item_hash
 from .plan import (
@@ -94,14 +96,24 @@ def fact_groups(ctx: Any, run: Any, candidates: list[Candidate]) -> dict[str, li
     views = [
         fact_view(c.key, c.text, {o.path for o in occ.get(c.key, [])} or {c.path}, names) for c in candidates
     ]
-    cosine = None
+    cosine, model = None, "lexical"
     if run.config.get("fact_embeddings", True):
         vectors = FactVectors(ctx.store, ctx.embedder, lambda m: ctx.log("dreaming", m))
         vectors.load({c.key: c.text for c in candidates})
-        cosine = None if vectors.failed else vectors.cosine
-    ids = group_facts(views, cosine, GroupingConfig.from_config(run.config))
+        if not vectors.failed:
+            cosine, model = vectors.cosine, vectors.model
+    cfg = GroupingConfig.from_config(run.config)
+    # the pairs of candidates unchanged since the last grouping are reused (same result, see
+    # facts.group_facts_known): a night compares only its new lines
+    cache = FactPairCache(ctx.store, json.dumps([model, cfg.__dict__], sort_keys=True))
+    fps, known = cache.load()
+    now = {v.key: view_fingerprint(v) for v in views}
+    unchanged = {k for k, fp in now.items() if fps.get(k) == fp}
+    grouping = group_facts_known(views, cosine, cfg, known, unchanged)
+    if not run.dry_run:  # a dry run writes nothing to the dreaming tables
+        cache.save(now, grouping.pairs)
     groups: dict[str, list[str]] = defaultdict(list)
-    for key, gid in ids.items():
+    for key, gid in grouping.ids.items():
         groups[gid].append(key)
     return groups
 

@@ -122,3 +122,21 @@ def m003_item_hashes(db):  # noqa: ANN001 - sqlite-utils passes the Database
             sha TEXT NOT NULL,             -- hash of its text as the run wrote it (memory_file.item_hash)
             run_id TEXT NOT NULL
         )""")
+
+
+@migrations()
+def m004_fact_pairs(db):  # noqa: ANN001 - sqlite-utils passes the Database
+    # the last fact grouping's inputs and results, so a night compares only new or changed lines
+    # (facts.group_facts_known); a cache: dropping both tables only makes the next night slower
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS dream_fact_views (
+            key TEXT PRIMARY KEY,          -- a live candidate when the grouping ran
+            fp TEXT NOT NULL               -- facts.view_fingerprint: its text and the names seen in it
+        )""")
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS dream_fact_pairs (
+            a TEXT NOT NULL,               -- candidate keys, a < b
+            b TEXT NOT NULL,
+            strength REAL NOT NULL,        -- facts.pair_strength of a pair that states one fact
+            PRIMARY KEY (a, b)
+        )""")
