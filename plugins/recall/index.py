@@ -400,7 +400,7 @@ class RecallIndex:
             plan = plan_changes(disk, indexed, force=force)
         report = SyncReport(plan)
         pending, unit_pending, token = self._sync_text(
-            plan, disk, indexed, paths, report, progress, embedder, reset=stale_vectors or force
+            plan, disk, indexed, paths, report, progress, embedder, reset=stale_vectors, force=force
         )
         if not self.config["unit_vectors"]:
             unit_pending = []
@@ -428,9 +428,14 @@ class RecallIndex:
         embedder: Embedder | None,
         *,
         reset: bool,
+        force: bool = False,
     ) -> tuple[list[PendingChunk], list[PendingUnit], str | None]:
         """The text side of a sync, in write transactions of about ``TEXT_BATCH_S`` each. Returns
-        the chunks and units it added (they lack vectors) and the pending mark's token."""
+        the chunks and units it added (they lack vectors) and the pending mark's token.
+        ``reset``: the vectors are of another model, forget them all first. ``force`` keeps the
+        vectors (a file's go with its old chunks; the re-chunked ones get theirs from the cache)
+        so searches keep their vector leg during a forced reindex, and drops any vector whose
+        chunk is gone at the end."""
         conn = self.store.conn
         pending: list[PendingChunk] = []
         unit_pending: list[PendingUnit] = []
@@ -446,6 +451,8 @@ class RecallIndex:
                     if first:
                         if reset:
                             self.vectors.reset()
+                        elif force:  # nearly every code changes: readers reload rather than patch
+                            self.vectors.new_epoch()
                         if embedder is not None:
                             self.set_meta("embedder", self.embedder_id(embedder))
                         elif self._embedder_failed is None:  # FTS-only by configuration
@@ -482,6 +489,8 @@ class RecallIndex:
                             "DELETE FROM code_log WHERE seq <= (SELECT max(seq) FROM code_log) - ?",
                             (CODE_LOG_KEEP,),
                         )
+                        if force:
+                            self.vectors.drop_orphans()
                     # chunks without vectors are marked for the next sync (also when the model
                     # failed earlier in this process: another process may have it)
                     wants_vectors = embedder is not None or self._embedder_failed is not None

@@ -118,6 +118,21 @@ class VectorStore:
         self.set_meta(CENTROID_KEY, None)
         self.new_epoch()
 
+    def drop_orphans(self) -> None:
+        """Inside a write transaction: vectors and codes whose chunk or unit no longer exists."""
+        conn = self.store.conn
+        gone = [
+            r[0]
+            for r in conn.execute(
+                "SELECT chunk_id FROM chunk_vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)"
+            )
+        ]
+        conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ((i,) for i in gone))
+        conn.executemany("DELETE FROM chunk_codes WHERE chunk_id = ?", ((i,) for i in gone))
+        conn.executemany("INSERT INTO code_log(chunk_id, op) VALUES (?, 0)", ((i,) for i in gone))
+        conn.execute("DELETE FROM chunk_codes WHERE chunk_id NOT IN (SELECT chunk_id FROM chunk_vectors)")
+        conn.execute("DELETE FROM unit_vectors WHERE unit_id NOT IN (SELECT id FROM units)")
+
     def missing(self, with_units: bool) -> tuple[list[PendingChunk], list[PendingUnit]]:
         """Every chunk (and unit) without a vector: what a killed or paused pass left."""
         conn = self.store.conn

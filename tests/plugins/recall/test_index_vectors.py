@@ -181,3 +181,30 @@ def test_a_file_rewritten_while_embedding_gets_no_stale_vector(make_host) -> Non
         idx.sync()
     chunks, vectors, _ = counts(host)
     assert chunks == vectors
+
+
+def test_a_forced_reindex_keeps_the_vector_leg_and_reuses_the_cache(make_host, monkeypatch) -> None:
+    from lifelong_plugins.recall import index as index_module
+
+    monkeypatch.setattr(index_module, "TEXT_BATCH_S", 0.0)  # one file per text transaction
+    host = make_host(dailies(30))
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW):
+        idx.sync()
+    seen: list[int] = []
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "chunk":  # between text batches, as another process would see the index
+            other = sqlean.connect(str(host.store.path))
+            seen.append(other.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0])
+            other.close()
+
+    with clock.pinned(NOW):
+        report = idx.sync(force=True, progress=progress)
+    chunks, vectors, units_without = counts(host)
+    assert seen and min(seen) > 0  # never a moment without vectors
+    assert report.embedded == 0 and report.cache_hits == chunks == vectors and units_without == 0
+    orphans = host.store.conn.execute(
+        "SELECT count(*) FROM chunk_vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)"
+    )
+    assert orphans.fetchone()[0] == 0
