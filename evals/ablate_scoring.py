@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--set", action="append", default=[], help="name=JSON recall overrides (an extra variant)."
     )
+    ap.add_argument(
+        "--questions", type=Path, default=None, help="Write per-question rows (JSON lines) to this file."
+    )
     args = ap.parse_args(argv)
     wanted = parse_range(args.conversations)
     variants = {v: VARIANTS[v] for v in args.variants.split(",") if v}
@@ -73,6 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         variants[name] = _recall(json.loads(raw))
     convs, _ = load_locomo(BENCH / "locomo10.json", BENCH / "audit-errors.json")
     rows: dict[str, list] = {v: [] for v in [*variants, BASELINE]}
+    detail = open(args.questions, "w", encoding="utf-8") if args.questions else None  # noqa: SIM115
     for conv in convs:
         if conv.index not in wanted:
             continue
@@ -85,6 +89,8 @@ def main(argv: list[str] | None = None) -> None:
         started = time.monotonic()
         answered, times = ask_all(conv, root, files, variants, questions, baseline=True)
         for r in answered:
+            if detail is not None:
+                detail.write(json.dumps(r, sort_keys=True) + "\n")
             for v in rows:
                 rows[v].append({"category": r["category"], "metrics": r["variants"][v]["metrics"]})
         medians = {v: round(sorted(t)[len(t) // 2], 1) for v, t in times.items() if t}
@@ -93,6 +99,8 @@ def main(argv: list[str] | None = None) -> None:
             f"median search ms {medians}",
             flush=True,
         )
+    if detail is not None:
+        detail.close()
     print(f"{'variant':24s} any@5  all@5  ret@1000 mh-all@5 mrr")
     for v in rows:
         agg = aggregate(rows[v])

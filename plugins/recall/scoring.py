@@ -110,6 +110,21 @@ def decay_factor(age_days: float | None, half_life_days: float, floor: float = 0
     return floor + (1.0 - floor) * math.pow(2.0, -max(0.0, age_days) / half_life_days)
 
 
+def period_factor(
+    source_date: float, period: tuple[float, float], miss: float, slack_s: float = 0.0
+) -> float:
+    """How well a source dated ``source_date`` fits the period a query names (``[start, end)``,
+    epoch seconds): 1 inside it; ``miss`` outside it, except in the ``slack_s`` seconds after its
+    end, where the factor falls linearly from 1 to ``miss`` (a note written in the days after an
+    event recounts it: "yesterday I...", "last week we...")."""
+    start, end = period
+    if start <= source_date < end:
+        return 1.0
+    if slack_s > 0 and end <= source_date < end + slack_s:
+        return 1.0 - (1.0 - miss) * (source_date - end) / slack_s
+    return miss
+
+
 def centred_cosine(cosine: float | None, background: float) -> float | None:
     """How much more similar than the average passage, on [0, 1]: 2*(cos - b)/(1 - b), clipped,
     where b = query . centroid is the query's mean cosine to the corpus. Embedders such as e5

@@ -35,6 +35,7 @@ from .scoring import (
     hybrid_score,
     idf,
     mmr,
+    period_factor,
     query_terms,
     term_counts,
 )
@@ -389,6 +390,7 @@ class Searcher:
         when = query_time(req.query, at, self.index.ws.timezone)
         half_life = 0.0 if when.no_decay else cfg["half_life_days"]
         floor, miss = cfg["decay_floor"], cfg["period_miss_factor"]
+        slack = cfg["period_slack_days"] * 86400.0
         speaker_boost = cfg["speaker_boost"]
         asked_words = set(words(req.query))
         ref = at.timestamp()
@@ -422,7 +424,7 @@ class Searcher:
             )
             d = decay_factor(age, half_life, floor)
             if when.period is not None and chunk.source_date is not None and not chunk.evergreen:
-                d *= 1.0 if when.period[0] <= chunk.source_date < when.period[1] else miss
+                d *= period_factor(chunk.source_date, when.period, miss, slack)
             decays[cid] = d
         best: dict[tuple[str, int, int], tuple] = {}
         for cid, uid, a, b, heading, text, counts, n, cos in rows_u:

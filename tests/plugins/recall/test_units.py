@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from freezegun import freeze_time
 from lifelong_plugins.recall import service
 from lifelong_plugins.recall.chunking import chunk_markdown, chunk_units, retrieval_units, split_lines
-from lifelong_plugins.recall.scoring import bm25_coverage, idf, query_terms, term_counts
+from lifelong_plugins.recall.scoring import bm25_coverage, idf, period_factor, query_terms, term_counts
 from lifelong_plugins.recall.search import snippet_of, within_budget
 from lifelong_plugins.recall.when import query_time
 
@@ -171,6 +171,33 @@ def test_query_dates_resolve_against_now_and_prefer_that_period(make_host) -> No
         on_day = search(host, "lunch with Jonas on 4 March", min_score=0)
     assert last_week[0].path == "memory/2026-03-17.md"
     assert on_day[0].path == "memory/2026-03-04.md"
+
+
+def test_notes_written_just_after_a_named_period_count_as_partly_inside_it(make_host) -> None:
+    day = 86400.0
+    period = (10 * day, 11 * day)
+    assert period_factor(10.5 * day, period, 0.5, 7 * day) == 1.0
+    assert period_factor(11 * day, period, 0.5, 7 * day) == 1.0  # the slack starts at the end
+    assert period_factor(12 * day, period, 0.5, 7 * day) == 1.0 - 0.5 / 7
+    assert period_factor(17.9 * day, period, 0.5, 7 * day) > 0.5
+    assert period_factor(18 * day, period, 0.5, 7 * day) == 0.5
+    assert period_factor(9.9 * day, period, 0.5, 7 * day) == 0.5  # before the period: no slack
+    assert period_factor(12 * day, period, 0.5, 0.0) == 0.5
+    files = {  # the same lunch note (the dish apart, so MMR keeps all three) on three days
+        f"memory/{d}.md": f"# {d}\n\n- Lunch with Jonas at the canteen, the {dish} was cold.\n"
+        for d, dish in (("2026-03-05", "soup"), ("2026-03-20", "pasta"), ("2026-02-20", "rice"))
+    }  # 03-05 is the day after 4 March: a daily recounting "yesterday's lunch"
+    for slack, expect in ((7, "memory/2026-03-05.md"), (0, None)):
+        host = make_host(files, {"plugins": {"recall": {"period_slack_days": slack}}}, **RECALL)
+        with freeze_time("2026-03-24 08:00:00"):
+            got = search(host, "lunch with Jonas on 4 March", min_score=0)
+        by_path = {c.path: c for c in got}
+        assert len(by_path) == 3
+        if expect:  # inside the slack: above both notes outside it
+            assert got[0].path == expect
+            assert by_path[expect].score > by_path["memory/2026-03-20.md"].score * 1.8
+        else:  # no slack: all three equally outside the period
+            assert len({round(c.decay, 6) for c in got}) == 1 and got[0].decay == 0.5
 
 
 def test_lexical_score_is_normalised_by_the_query_and_keeps_a_decisive_match() -> None:
