@@ -598,15 +598,6 @@ class LightResult:
     report: dict[str, Any]
 
 
-def light_phase(ctx: Any, run: Any) -> dict[str, Any]:
-    """The ``dreaming_phase`` entry: :func:`light`, then its result recorded on the run."""
-    result = light(ctx, run)
-    run.pool, run.reader = result.pool, result.reader
-    run.event_watermark_next = result.event_watermark_next
-    run.touched = set(result.touched)
-    return result.report
-
-
 def light(ctx: Any, run: Any) -> LightResult:
     """Stage the snippets of recent dailies and attribute the recall events since the last run
     (the run's ``event_watermark``) to them."""

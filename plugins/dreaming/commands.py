@@ -10,6 +10,18 @@ import click
 from lifelong.cli import emit_json, get_host
 
 from . import run as runs
+from .screening import neutralise, neutralise_json
+
+
+def say(line: str) -> None:
+    """Print one line of the dream's output: secrets redacted, instruction-like lines withheld
+    (lifelong.safety's rules, as in the reports and the diary)."""
+    click.echo(neutralise(line))
+
+
+def emit(data: Any) -> None:
+    """:func:`lifelong.cli.emit_json` of ``data`` with every string neutralised."""
+    emit_json(neutralise_json(data))
 
 
 def add_commands(cli: click.Group) -> None:
@@ -29,48 +41,49 @@ def _short(text: str, n: int = 90) -> str:
 
 
 def print_run(run: runs.DreamRun) -> None:
-    light, rem, deep = (run.reports.get(p, {}) for p in runs.PHASES)
+    data = run.as_json()  # every text in it neutralised: the lines below are built from it
+    light, rem, deep = (data["phases"].get(p, {}) for p in runs.PHASES)
+    promoted = data["promoted"]
     head = "dry run (nothing written)" if run.dry_run else run.status
-    click.echo(
-        f"dream {run.run_id} ({run.mode}, {run.now.isoformat(timespec='minutes')}): {head}, "
-        f"{run.elapsed_ms:.0f} ms"
+    say(
+        f"dream {run.run_id} ({run.mode}, {run.now.isoformat(timespec='minutes')}): {head}, {run.elapsed_ms:.0f} ms"
     )
-    click.echo(
+    say(
         f"  light: {len(light.get('dailies', []))} dailies, {light.get('snippets', 0)} snippets, "
         f"{light.get('new_candidates', 0)} new; {light.get('events_counted', 0)} recall events, "
         f"{light.get('events_attributed', 0)} attributed"
     )
     themes = ", ".join(t["tag"] for t in rem.get("themes", [])[:6]) or "none"
-    click.echo(f"  rem:   themes {themes}; {len(rem.get('corrections', []))} corrections")
-    click.echo(
+    say(f"  rem:   themes {themes}; {len(rem.get('corrections', []))} corrections")
+    say(
         f"  deep:  {deep.get('scored', 0)} scored, {deep.get('passed_gates', 0)} passed the gates, "
-        f"{len(run.promoted)} {'would be promoted' if run.dry_run else 'promoted'}"
+        f"{len(promoted)} {'would be promoted' if run.dry_run else 'promoted'}"
     )
-    for p in run.promoted:
-        click.echo(f"  + {p['text']}")
-        click.echo(f"      key {p['key']}  Source: {p['source']}  S={p['score']['total']:.3f}")
+    for p in promoted:
+        say(f"  + {p['text']}")
+        say(f"      key {p['key']}  Source: {p['source']}  S={p['score']['total']:.3f}")
         if run.dry_run:
-            click.echo(f"      {_fmt_components(p['score'])}")
+            say(f"      {_fmt_components(p['score'])}")
         if p.get("decision") and p["decision"]["action"] != "allow":
-            click.echo(f"      {p['decision']['action']}: {p['decision']['reason']}")
+            say(f"      {p['decision']['action']}: {p['decision']['reason']}")
     for d in deep.get("dropped", []):
-        click.echo(f"  - dropped {d['key']}: {_short(d['text'], 60)} ({d['reason']})")
+        say(f"  - dropped {d['key']}: {_short(d['text'], 60)} ({d['reason']})")
     for b in deep.get("blocked", []):
-        click.echo(f"  - blocked {b['key']}: {_short(b['text'], 60)} ({b['reason']})")
+        say(f"  - blocked {b['key']}: {_short(b['text'], 60)} ({b['reason']})")
     if run.dry_run:
         misses = deep.get("near_misses", [])[:5]
         if misses:
-            click.echo("  near misses:")
+            say("  near misses:")
         for m in misses:
-            click.echo(f"    {m['key']} S={m['score']['total']:.3f} {_short(m['text'], 70)}")
-            click.echo(f"      {_fmt_components(m['score'])}; fails: {'; '.join(m['failed_gates'])}")
+            say(f"    {m['key']} S={m['score']['total']:.3f} {_short(m['text'], 70)}")
+            say(f"      {_fmt_components(m['score'])}; fails: {'; '.join(m['failed_gates'])}")
     comp = deep.get("compaction")
     if comp and comp.get("note"):
-        click.echo(f"  size budget: {comp['note']}")
-    if run.report_dir:
-        click.echo(f"  report: {run.report_dir}/report.md")
-    if run.message and run.status not in ("nothing",):
-        click.echo(f"  note: {run.message}")
+        say(f"  size budget: {comp['note']}")
+    if data["report_dir"]:
+        say(f"  report: {data['report_dir']}/report.md")
+    if data["message"] and run.status not in ("nothing",):
+        say(f"  note: {data['message']}")
 
 
 @click.group("dream", invoke_without_command=True)
@@ -93,7 +106,7 @@ def dream_group(ctx: click.Context, dry_run: bool, backfill: bool, as_json: bool
     host = get_host()
     run = runs.run_dream(host, dry_run=dry_run, backfill=backfill)
     if as_json:
-        emit_json(run.as_json())
+        emit(run.as_json())
         return
     print_run(run)
 
@@ -105,26 +118,24 @@ def explain_cmd(key: str, as_json: bool) -> None:
     """Show one candidate's signals: where it was written, its recalls, its score now."""
     data = runs.explain(get_host(), key)
     if as_json:
-        emit_json(data)
+        emit(data)
         return
-    click.echo(f"{data['key']}: {data['text']}")
-    click.echo(
-        f"  status {data['status']}" + (f" ({data['status_reason']})" if data["status_reason"] else "")
-    )
+    say(f"{data['key']}: {data['text']}")
+    say(f"  status {data['status']}" + (f" ({data['status_reason']})" if data["status_reason"] else ""))
     if data["superseded_by"]:
-        click.echo(f"  superseded by {data['superseded_by']}")
+        say(f"  superseded by {data['superseded_by']}")
     for o in data["occurrences"]:
-        click.echo(f"  written {o['day']}  Source: {o['path']}#{o['lines']}")
+        say(f"  written {o['day']}  Source: {o['path']}#{o['lines']}")
     for r in data["recalls"]:
-        click.echo(f"  recalled {r['day']} [{r['score']:.3f}] ({r['source']}) {r['query']!r}")
+        say(f"  recalled {r['day']} [{r['score']:.3f}] ({r['source']}) {r['query']!r}")
     sig = data["signals"]
     s = data["score_now"]
-    click.echo(
+    say(
         f"  recalls {sig['recalls']}, unique queries {sig['unique_queries']}, days {sig['distinct_days']}, "
         f"span {sig['span_days']:.0f} d, last signal {sig['days_since_last']:.1f} d ago"
     )
-    click.echo(f"  S={s['total']:.3f} now: {_fmt_components(s)}")
-    click.echo("  gates: " + ("pass" if s["passed"] else "; ".join(s["failed_gates"])))
+    say(f"  S={s['total']:.3f} now: {_fmt_components(s)}")
+    say("  gates: " + ("pass" if s["passed"] else "; ".join(s["failed_gates"])))
 
 
 @dream_group.command("rollback")
@@ -137,14 +148,14 @@ def rollback_cmd(run_id: str, force: bool, as_json: bool) -> None:
     """Undo a run: restore every file it wrote exactly (refuses if a human edited one since)."""
     data = runs.rollback_run(get_host(), run_id, force=force)
     if as_json:
-        emit_json(data)
+        emit(data)
         return
     if data["interrupted"]:
-        click.echo(f"run {run_id} had been interrupted: {data['message']}")
+        say(f"run {run_id} had been interrupted: {data['message']}")
         return
-    click.echo(f"{run_id}: {data['message']}")
+    say(f"{run_id}: {data['message']}")
     for rel in data["restored"]:
-        click.echo(f"  restored {rel}{' (edits made since kept)' if rel in data['conflicts'] else ''}")
+        say(f"  restored {rel}{' (edits made since kept)' if rel in data['conflicts'] else ''}")
 
 
 @dream_group.command("history")
@@ -154,12 +165,12 @@ def history_cmd(limit: int, as_json: bool) -> None:
     """List past runs, newest first: status, counts, time taken."""
     rows = runs.history(get_host().store, limit)
     if as_json:
-        emit_json({"version": 1, "runs": rows})
+        emit({"version": 1, "runs": rows})
         return
     if not rows:
-        click.echo("no dream runs yet")
+        say("no dream runs yet")
     for r in rows:
-        click.echo(
+        say(
             f"{r['run_id']}  {r['started_at']}  {r['mode']:<8} {r['status']:<11} promoted {r['promoted']:>2}  "
             f"dropped {r['dropped']}  blocked {r['blocked']}  new {r['new_candidates']}  "
             f"signals {r['signals']}  {r['elapsed_ms'] or 0:.0f} ms"
@@ -171,7 +182,7 @@ def schedule_cmd() -> None:
     """Run the consolidation every night at 03:00 in the workspace time zone (blocking)."""
     from .schedule import serve
 
-    serve(get_host(), echo=click.echo)
+    serve(get_host(), echo=say)
 
 
 @dream_group.command("replay")
@@ -182,4 +193,4 @@ def replay_cmd(script: Path, as_json: bool) -> None:
     through memory_search, a dream each night at 03:00. See docs/dreaming.md."""
     from .replay import load_script, replay_script
 
-    replay_script(get_host(), load_script(script), echo=None if as_json else click.echo, as_json=as_json)
+    replay_script(get_host(), load_script(script), echo=None if as_json else say, as_json=as_json)

@@ -106,7 +106,8 @@ def entry(ctx: Any, run: Any) -> tuple[str, str]:
     return offline, "offline"
 
 
-def write_entry(ctx: Any, run: Any) -> None:
+def write_entry(ctx: Any, run: Any) -> str:
+    """Write the run's diary entry (journaled); returns its source: model | offline."""
     text, source = entry(ctx, run)
     edits = human_edits_text(getattr(run, "human_edits", []))
     if edits:
@@ -115,4 +116,4 @@ def write_entry(ctx: Any, run: Any) -> None:
     path = ctx.workspace.dreams_file
     current = path.read_text("utf-8") if path.exists() else HEADER
     run.journal.write(path, replace_region(current, region_name(run.run_id), text))
-    run.diary_source = source
+    return source

@@ -2,7 +2,7 @@
 drops or blocks and why, which expire, and what the MEMORY.md write evicts.
 
 Nothing here reads a file, the store or the clock, or asks a model or a hook: the deep phase
-(``promotion.deep_phase``) reads the inputs, walks a :class:`PromotionPlanner` — handing it each
+(``promotion.deep``) reads the inputs, walks a :class:`PromotionPlanner` — handing it each
 fact's live statement and the ``before_message_write`` decision when it asks — and applies the
 :class:`PromotionPlan` it returns (journaled write under the lock, candidate statuses).
 :func:`plan_promotions` is the same walk over inputs already gathered."""

@@ -31,7 +31,7 @@ from .facts import (
     values_of,
     view_fingerprint,
 )
-from .memory_file import human_edits, item_hash
+from .memory_file import human_edits
 from .plan import (
     MemoryWrite,
     PlanConfig,
@@ -361,10 +361,6 @@ def apply_statuses(run: Any, plan: PromotionPlan, write: MemoryWrite | None) -> 
     pool: CandidatePool = run.pool
     for change in plan.statuses:
         pool.set_status(change.key, change.status, run.run_id, change.reason)
-    if hasattr(run, "safety"):
-        run.safety.refused += len(plan.refused_keys)
-        run.safety.refused_keys.extend(plan.refused_keys)
-        run.safety.secrets_redacted += plan.secrets_redacted
     if write is None or run.dry_run:
         return
     for p in plan.promote:
@@ -457,19 +453,3 @@ def deep(ctx: Any, run: Any) -> DeepResult:
         "written_at": run.now.timestamp(),
     }
     return DeepResult(scores, plan, write, edits, promoted, report)
-
-
-def deep_phase(ctx: Any, run: Any) -> dict[str, Any]:
-    """The ``dreaming_phase`` entry: :func:`deep`, then its result recorded on the run (the
-    fields run.py reads for the summary, the diary and rollback)."""
-    result = deep(ctx, run)
-    run.scored = result.scores.scored
-    run.fact_groups = result.scores.fact_groups
-    run.joined = result.scores.joined
-    run.compaction = result.write.compaction if result.write else None
-    if result.write:
-        run.memory_regions = result.write.regions
-    run.item_hashes = {p.key: item_hash(p.live.text) for p in result.plan.promote}
-    run.human_edits = result.human_edits
-    run.promoted = result.promoted
-    return result.report

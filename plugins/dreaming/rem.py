@@ -1,10 +1,17 @@
 """REM phase: recurring themes over the last week, possible lasting truths, corrections, and
 reinforcement fed back into the candidates. With a model configured it may also summarise the
-themes (prompts/rem_themes.md.j2); offline the summary is the deterministic tag statistics."""
+themes (prompts/rem_themes.md.j2); offline the summary is the deterministic tag statistics.
+
+:func:`plan_rem` is pure (entries and candidates in, a :class:`RemPlan` out); :func:`rem` reads the
+window's dailies, plans, asks the model for the summary and returns a frozen :class:`RemResult`;
+:func:`apply_rem` is the thin executor that changes the candidate pool (reinforcement, corrections).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +19,13 @@ from lifelong import llm
 from lifelong.errors import LLMOffline
 from lifelong.templates import PromptTemplates
 
-from .candidates import list_dailies
-from .themes import Entry, find_corrections, find_themes, topic_terms
+from .candidates import Candidate, CandidatePool, list_dailies
+from .themes import Entry, Theme, find_corrections, find_themes, topic_terms
 
 PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
 
 
-def offline_summary(themes: list[Any]) -> str:
+def offline_summary(themes: list[Any] | tuple[Any, ...]) -> str:
     if not themes:
         return "No theme recurred across days."
     parts = [f"{t.tag} ({t.days} days, {t.entries} entries)" for t in themes[:6]]
@@ -30,11 +37,117 @@ def _entry_terms(text: str, heading: str) -> frozenset[str]:
     return topic_terms(f"{section}. {text}" if section else text)
 
 
-def rem_phase(ctx: Any, run: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Revision:
+    """A later note revising an earlier candidate: a staged one is superseded, a promoted one is
+    marked possibly outdated in MEMORY.md."""
+
+    earlier: str
+    earlier_text: str
+    later: str
+    later_text: str
+    shared: tuple[str, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "earlier": self.earlier,
+            "earlier_text": self.earlier_text,
+            "later": self.later,
+            "later_text": self.later_text,
+            "shared": list(self.shared),
+        }
+
+
+@dataclass(frozen=True)
+class RemPlan:
+    themes: tuple[Theme, ...]
+    reinforce: tuple[str, ...]  # staged keys that carry a recurring theme (one REM boost per night)
+    truths: tuple[dict[str, Any], ...]  # reinforced candidates seen on two days or more
+    supersede: tuple[Revision, ...]  # staged candidates a later note corrected
+    outdated: tuple[Revision, ...]  # promoted candidates a later note corrected
+
+
+@dataclass(frozen=True)
+class RemConfig:
+    min_days: int
+    min_entries: int
+    max_themes: int
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any]) -> RemConfig:
+        return cls(cfg["theme_min_days"], cfg["theme_min_entries"], cfg["max_themes"])
+
+
+def plan_rem(
+    entries: list[Entry],
+    candidates: Mapping[str, Candidate],
+    recall_days: Mapping[str, set[str]],
+    today: dt.date,
+    tz: dt.tzinfo,
+    config: RemConfig,
+) -> RemPlan:
+    """Themes, reinforcement and corrections over the window's ``entries`` (pure)."""
+    themes = find_themes(
+        entries, min_days=config.min_days, min_entries=config.min_entries, limit=config.max_themes
+    )
+    theme_tags = {t.tag for t in themes}
+    entry_days: dict[str, set[dt.date]] = {}
+    entry_themes: dict[str, set[str]] = {}
+    for e in entries:
+        entry_days.setdefault(e.key, set()).add(e.day)
+        entry_themes.setdefault(e.key, set()).update(e.terms & theme_tags)
+    reinforce, truths = [], []
+    for key, tags in entry_themes.items():
+        c = candidates.get(key)
+        if c is None or c.status != "staged" or not tags:
+            continue
+        if c.rem_last is not None and dt.datetime.fromtimestamp(c.rem_last, tz).date() == today:
+            continue  # one REM boost per night
+        reinforce.append(key)
+        days = {d.isoformat() for d in entry_days[key]} | recall_days.get(key, set())
+        if len(days) >= 2:
+            truths.append({"key": key, "text": c.text, "themes": sorted(tags), "source": c.citation})
+
+    # corrections: a later note revising an earlier candidate
+    known = {
+        c.key: Entry(c.key, dt.date.fromisoformat(c.day), c.text, _entry_terms(c.text, c.heading))
+        for c in candidates.values()
+        if c.status in ("staged", "promoted") and c.day
+    }
+    status: dict[str, str] = {}  # what the plan has decided so far, over the candidates' state
+    corrected_by: dict[str, str | None] = {}
+    supersede, outdated = [], []
+    for corr in find_corrections(entries, known):
+        c = candidates[corr.earlier]
+        later = candidates.get(corr.later)
+        item = Revision(corr.earlier, c.text, corr.later, later.text if later else "", tuple(corr.shared))
+        now_status = status.get(c.key, c.status)
+        if now_status == "staged":
+            status[c.key], corrected_by[c.key] = "superseded", corr.later
+            supersede.append(item)
+        elif now_status == "promoted" and corrected_by.get(c.key, c.superseded_by) != corr.later:
+            corrected_by[c.key] = corr.later
+            outdated.append(item)
+    return RemPlan(tuple(themes), tuple(reinforce), tuple(truths), tuple(supersede), tuple(outdated))
+
+
+@dataclass(frozen=True)
+class RemResult:
+    """What the REM phase found: its plan, the themes' summary (model or offline) and its report."""
+
+    plan: RemPlan
+    summary: str
+    report: dict[str, Any]
+
+    @property
+    def themes(self) -> tuple[Theme, ...]:
+        return self.plan.themes
+
+
+def window_entries(ctx: Any, run: Any, pool: CandidatePool, reader: Any) -> list[Entry]:
+    """The snippets of the dailies in REM's window, as theme entries."""
     cfg = run.config
-    pool, reader = run.pool, run.reader
     today = run.now.date()
-    now_ts = run.now.timestamp()
     since = None if run.backfill else today - dt.timedelta(days=cfg["rem_lookback_days"])
     entries: list[Entry] = []
     for rel in list_dailies(ctx.workspace, since, today):
@@ -43,104 +156,83 @@ def rem_phase(ctx: Any, run: Any) -> dict[str, Any]:
                 continue
             key = pool.alias.get(s.key, s.key)
             entries.append(Entry(key, s.day, s.text, _entry_terms(s.text, s.heading)))
-    themes = find_themes(
-        entries,
-        min_days=cfg["theme_min_days"],
-        min_entries=cfg["theme_min_entries"],
-        limit=cfg["max_themes"],
-    )
-    theme_tags = {t.tag for t in themes}
-    run.themes = themes
+    return entries
 
-    # reinforcement: candidates in the window that carry a recurring theme
-    entry_days: dict[str, set[dt.date]] = {}
-    entry_themes: dict[str, set[str]] = {}
-    for e in entries:
-        entry_days.setdefault(e.key, set()).add(e.day)
-        entry_themes.setdefault(e.key, set()).update(e.terms & theme_tags)
+
+def summarise(ctx: Any, run: Any, pool: CandidatePool, themes: tuple[Theme, ...]) -> tuple[str, str, str]:
+    """(summary, its source: offline | model, a note when the model was unavailable)."""
+    cfg = run.config
+    summary, source, note = offline_summary(themes), "offline", ""
+    if not (run.model and cfg["use_model"] and themes):
+        return summary, source, note
+    prompt = PROMPTS.render(
+        "rem_themes.md.j2",
+        today=run.now.date().isoformat(),
+        timezone=str(ctx.workspace.timezone),
+        themes=[t.as_json() for t in themes],
+        samples=[
+            {"tag": t.tag, "texts": [pool.candidates[k].text for k in t.keys[:3] if k in pool.candidates]}
+            for t in themes[:6]
+        ],
+    )
+    try:
+        reply = llm.complete(
+            [{"role": "user", "content": prompt}],
+            model=run.model,
+            deadline_s=cfg["model_timeout_s"],
+            **run.llm_kwargs,
+        )
+        if reply.strip():
+            summary, source = reply.strip()[:1500], "model"
+    except LLMOffline as exc:
+        note = f"model unavailable, offline summary used ({exc})"
+    return summary, source, note
+
+
+def rem(ctx: Any, run: Any, pool: CandidatePool, reader: Any) -> RemResult:
+    """Read the window, plan (:func:`plan_rem`), summarise; changes nothing."""
+    cfg = run.config
+    entries = window_entries(ctx, run, pool, reader)
     recall_days: dict[str, set[str]] = {}
     for sig in pool.new_signals.values():
         recall_days.setdefault(sig.key, set()).add(sig.day)
-    reinforced = []
-    truths = []
-    for key, tags in entry_themes.items():
-        c = pool.candidates.get(key)
-        if c is None or c.status != "staged" or not tags:
-            continue
-        if (
-            c.rem_last is not None
-            and dt.datetime.fromtimestamp(c.rem_last, ctx.workspace.timezone).date() == today
-        ):
-            continue  # one REM boost per night
-        c.rem_hits += 1
-        c.rem_last = now_ts
-        c.dirty = True
-        reinforced.append(key)
-        days = {d.isoformat() for d in entry_days[key]} | recall_days.get(key, set())
-        if len(days) >= 2:
-            truths.append({"key": key, "text": c.text, "themes": sorted(tags), "source": c.citation})
-
-    # corrections: a later note revising an earlier candidate
-    known = {
-        c.key: Entry(c.key, dt.date.fromisoformat(c.day), c.text, _entry_terms(c.text, c.heading))
-        for c in pool.candidates.values()
-        if c.status in ("staged", "promoted") and c.day
-    }
-    corrections = []
-    outdated = []
-    for corr in find_corrections(entries, known):
-        c = pool.candidates[corr.earlier]
-        later = pool.candidates.get(corr.later)
-        item = {
-            "earlier": corr.earlier,
-            "earlier_text": c.text,
-            "later": corr.later,
-            "later_text": later.text if later else "",
-            "shared": list(corr.shared),
-        }
-        if c.status == "staged":
-            c.superseded_by = corr.later
-            pool.set_status(corr.earlier, "superseded", run.run_id, f"corrected by {corr.later}")
-            corrections.append(item)
-        elif c.status == "promoted" and c.superseded_by != corr.later:
-            c.superseded_by = corr.later
-            c.dirty = True
-            outdated.append(item)
-
-    summary, summary_source, summary_note = offline_summary(themes), "offline", ""
-    if run.model and cfg["use_model"] and themes:
-        prompt = PROMPTS.render(
-            "rem_themes.md.j2",
-            today=today.isoformat(),
-            timezone=str(ctx.workspace.timezone),
-            themes=[t.as_json() for t in themes],
-            samples=[
-                {"tag": t.tag, "texts": [pool.candidates[k].text for k in t.keys[:3] if k in pool.candidates]}
-                for t in themes[:6]
-            ],
-        )
-        try:
-            reply = llm.complete(
-                [{"role": "user", "content": prompt}],
-                model=run.model,
-                deadline_s=cfg["model_timeout_s"],
-                **run.llm_kwargs,
-            )
-            if reply.strip():
-                summary, summary_source = reply.strip()[:1500], "model"
-        except LLMOffline as exc:
-            summary_note = f"model unavailable, offline summary used ({exc})"
-    run.rem_summary = summary
-    return {
+    plan = plan_rem(
+        entries,
+        pool.candidates,
+        recall_days,
+        run.now.date(),
+        ctx.workspace.timezone,
+        RemConfig.from_config(cfg),
+    )
+    summary, source, note = summarise(ctx, run, pool, plan.themes)
+    report = {
         "phase": "rem",
         "lookback_days": None if run.backfill else cfg["rem_lookback_days"],
         "entries": len(entries),
-        "themes": [t.as_json() for t in themes],
-        "lasting_truths": truths[:50],
-        "corrections": corrections,
-        "possibly_outdated_in_memory": outdated,
-        "reinforced": len(reinforced),
+        "themes": [t.as_json() for t in plan.themes],
+        "lasting_truths": list(plan.truths[:50]),
+        "corrections": [r.as_json() for r in plan.supersede],
+        "possibly_outdated_in_memory": [r.as_json() for r in plan.outdated],
+        "reinforced": len(plan.reinforce),
         "summary": summary,
-        "summary_source": summary_source,
-        "summary_note": summary_note,
+        "summary_source": source,
+        "summary_note": note,
     }
+    return RemResult(plan, summary, report)
+
+
+def apply_rem(pool: CandidatePool, plan: RemPlan, run_id: str, now_ts: float) -> None:
+    """The plan's effects on the pool (saved with the run): a REM boost for each reinforced
+    candidate, corrected staged candidates superseded, corrected promoted ones marked."""
+    for key in plan.reinforce:
+        c = pool.candidates[key]
+        c.rem_hits += 1
+        c.rem_last = now_ts
+        c.dirty = True
+    for r in plan.supersede:
+        pool.candidates[r.earlier].superseded_by = r.later
+        pool.set_status(r.earlier, "superseded", run_id, f"corrected by {r.later}")
+    for r in plan.outdated:
+        c = pool.candidates[r.earlier]
+        c.superseded_by = r.later
+        c.dirty = True

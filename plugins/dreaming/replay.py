@@ -29,6 +29,7 @@ from lifelong.cli import emit_json
 from lifelong.errors import InputError
 
 from .run import run_dream
+from .screening import neutralise_json
 
 DEFAULT_HOURS = (9, 13, 17, 20)
 
@@ -149,13 +150,15 @@ def replay_script(
     total = sum(len(n["promoted"]) for n in nights)
     if as_json:
         emit_json(
-            {
-                "version": 1,
-                "nights": nights,
-                "promoted": total,
-                "memory_bytes_before": before,
-                "memory_bytes_after": after,
-            }
+            neutralise_json(
+                {
+                    "version": 1,
+                    "nights": nights,
+                    "promoted": total,
+                    "memory_bytes_before": before,
+                    "memory_bytes_after": after,
+                }
+            )
         )
     elif echo is not None:
         echo(f"\nMEMORY.md grew from {before} to {after} bytes with {total} cited item(s):\n")

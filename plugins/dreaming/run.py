@@ -21,10 +21,10 @@ from lifelong.journal import Journal, RollbackConflict, later_writes, rollback, 
 from lifelong.workspace import remove_region
 
 from . import diary
-from .candidates import CandidatePool, light_phase
-from .memory_file import remove_items, remove_run_region, restore_regions
-from .promotion import build_signals, deep_phase
-from .rem import rem_phase
+from .candidates import CandidatePool, LightResult, light
+from .memory_file import item_hash, remove_items, remove_run_region, restore_regions
+from .promotion import DeepResult, build_signals, deep
+from .rem import RemResult, apply_rem, rem
 from .scoring import ScoreConfig, score
 from .screening import SafetyTally, neutralise, neutralise_json
 
@@ -33,11 +33,22 @@ PHASES = ("light", "rem", "deep")
 WATERMARK_KEY = "event_watermark"
 
 
+@dataclass(frozen=True)
+class Saved:
+    """What saving a run with material wrote: the diary entry's source (model | offline, None:
+    no entry) and the folder of its reports."""
+
+    material: bool
+    diary_source: str | None = None
+    report_dir: str | None = None
+
+
 @dataclass
 class DreamRun:
-    """What a run carries through its phases (third-party ``dreaming_phase`` implementations get
-    it too: ``run_id``, ``now``, ``mode``, ``dry_run``, ``journal`` for reversible writes, and the
-    reports and promotions of earlier phases)."""
+    """One run: its inputs, each phase's frozen result as the coordinator records it
+    (:meth:`record`), the reports, the safety tally and how it ended. Third-party
+    ``dreaming_phase`` implementations get it too: ``run_id``, ``now``, ``mode``, ``dry_run``,
+    ``journal`` for reversible writes, the reports of earlier phases and, after deep, ``promoted``."""
 
     run_id: str
     now: dt.datetime
@@ -48,38 +59,116 @@ class DreamRun:
     model: str | None = None
     llm_kwargs: dict[str, Any] = field(default_factory=dict)
     event_watermark: float = 0.0
-    event_watermark_next: float = 0.0
-    pool: CandidatePool | None = None
-    reader: Any = None
-    touched: set[str] = field(default_factory=set)
-    themes: list[Any] = field(default_factory=list)
-    rem_summary: str = ""
-    scored: list[Any] = field(default_factory=list)
-    promoted: list[dict[str, Any]] = field(default_factory=list)
-    fact_groups: dict[str, list[str]] = field(default_factory=dict)
-    joined: dict[str, str] = field(default_factory=dict)
-    memory_regions: list[str] = field(default_factory=list)
-    compaction: Any = None
+    light_result: LightResult | None = None
+    rem_result: RemResult | None = None
+    deep_result: DeepResult | None = None
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra_reports: dict[str, list[Any]] = field(default_factory=dict)
     completed: list[str] = field(default_factory=list)
+    safety: SafetyTally = field(default_factory=SafetyTally)
     status: str = "running"
-    material: bool = False
-    diary_source: str | None = None
-    report_dir: str | None = None
     message: str = ""
     elapsed_ms: float = 0.0
-    safety: SafetyTally = field(default_factory=SafetyTally)
-    item_hashes: dict[str, str] = field(default_factory=dict)  # key -> hash of the text written
-    human_edits: list[dict[str, str]] = field(default_factory=list)
+    saved: Saved | None = None
+
+    def record(self, phase: str, result: LightResult | RemResult | DeepResult) -> dict[str, Any]:
+        """The coordinator's one place to assemble a phase's result into the run."""
+        if isinstance(result, LightResult):
+            self.light_result = result
+        elif isinstance(result, RemResult):
+            self.rem_result = result
+        else:
+            self.deep_result = result
+            self.safety.refused += len(result.plan.refused_keys)
+            self.safety.refused_keys.extend(result.plan.refused_keys)
+            self.safety.secrets_redacted += result.plan.secrets_redacted
+        self.reports[phase] = result.report
+        self.completed.append(phase)
+        return result.report
 
     @property
     def mode(self) -> str:
         return "backfill" if self.backfill else "nightly"
 
+    # read-only views of the phase results (what the summary, diary, rollback and tests read)
+    @property
+    def pool(self) -> CandidatePool | None:
+        return self.light_result.pool if self.light_result else None
+
+    @property
+    def reader(self) -> Any:
+        return self.light_result.reader if self.light_result else None
+
+    @property
+    def touched(self) -> frozenset[str]:
+        return self.light_result.touched if self.light_result else frozenset()
+
+    @property
+    def event_watermark_next(self) -> float:
+        return self.light_result.event_watermark_next if self.light_result else 0.0
+
+    @property
+    def themes(self) -> tuple[Any, ...]:
+        return self.rem_result.themes if self.rem_result else ()
+
+    @property
+    def rem_summary(self) -> str:
+        return self.rem_result.summary if self.rem_result else ""
+
+    @property
+    def scored(self) -> list[Any]:
+        return self.deep_result.scores.scored if self.deep_result else []
+
+    @property
+    def fact_groups(self) -> dict[str, list[str]]:
+        return self.deep_result.scores.fact_groups if self.deep_result else {}
+
+    @property
+    def joined(self) -> dict[str, str]:
+        return self.deep_result.scores.joined if self.deep_result else {}
+
+    @property
+    def promoted(self) -> list[dict[str, Any]]:
+        return self.deep_result.promoted if self.deep_result else []
+
+    @property
+    def compaction(self) -> Any:
+        write = self.deep_result.write if self.deep_result else None
+        return write.compaction if write else None
+
+    @property
+    def memory_regions(self) -> list[str]:
+        write = self.deep_result.write if self.deep_result else None
+        return write.regions if write else []
+
+    @property
+    def item_hashes(self) -> dict[str, str]:
+        """key -> hash of the text written for each promoted item."""
+        if self.deep_result is None:
+            return {}
+        return {p.key: item_hash(p.live.text) for p in self.deep_result.plan.promote}
+
+    @property
+    def human_edits(self) -> list[dict[str, str]]:
+        return self.deep_result.human_edits if self.deep_result else []
+
+    @property
+    def material(self) -> bool:
+        return self.saved.material if self.saved else False
+
+    @property
+    def diary_source(self) -> str | None:
+        return self.saved.diary_source if self.saved else None
+
+    @property
+    def report_dir(self) -> str | None:
+        return self.saved.report_dir if self.saved else None
+
     def as_json(self) -> dict[str, Any]:
+        """The run as JSON, every string neutralised (secrets redacted, instruction-like lines
+        withheld): what ``lifelong dream --json`` prints."""
         deep = self.reports.get("deep", {})
-        return {
+        data = {
             "version": 1,
             "run_id": self.run_id,
             "status": self.status,
@@ -99,6 +188,7 @@ class DreamRun:
             "extra_phase_reports": self.extra_reports,
             "safety": self.safety.as_json(),
         }
+        return neutralise_json(json.loads(json.dumps(data, default=str)))
 
 
 def new_run_id(now: dt.datetime) -> str:
@@ -106,18 +196,20 @@ def new_run_id(now: dt.datetime) -> str:
 
 
 def run_phase(ctx: Any, phase: str, run: Any) -> dict[str, Any] | None:
-    """The plugin's own ``dreaming_phase``: does the real work of each phase."""
-    if not isinstance(run, DreamRun):
+    """The plugin's own ``dreaming_phase``: runs the phase (light and deep plan and apply; REM
+    plans, then :func:`rem.apply_rem` changes the pool) and records its frozen result on the run."""
+    if not isinstance(run, DreamRun) or phase not in PHASES:
         return None
-    work = {"light": light_phase, "rem": rem_phase, "deep": deep_phase}.get(phase)
-    if work is None:
-        return None
-    if phase != "light" and run.pool is None:
+    if phase == "light":
+        return run.record(phase, light(ctx, run))
+    if run.light_result is None:
         raise PluginError(f"phase {phase} needs the light phase to have run first")
-    report = work(ctx, run)
-    run.reports[phase] = report
-    run.completed.append(phase)
-    return report
+    pool, reader = run.light_result.pool, run.light_result.reader
+    if phase == "rem":
+        result = rem(ctx, run, pool, reader)
+        apply_rem(pool, result.plan, run.run_id, run.now.timestamp())
+        return run.record(phase, result)
+    return run.record(phase, deep(ctx, run))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,27 +335,30 @@ def finalize(ctx: Any, run: DreamRun) -> None:
         if run.event_watermark_next > run.event_watermark
         else {}
     )
-    run.material = has_material(run)
-    if not run.material:
+    if not has_material(run):
+        run.saved = Saved(material=False)
         for key, value in watermark.items():  # events that produced nothing: only the watermark moves
             write_meta(store, key, value)
         run.status = "nothing"
         run.message = "no new material"
         return
+    run.saved = Saved(material=True)
     # the recall-event watermark moves in the same transaction as the signals it produced
     pool.save(store, run.run_id, meta=watermark, item_hashes=run.item_hashes)
     ctx.hook("after_consolidation", ctx=ctx, run=run)
+    source = None
     if run.config["diary"]:
         try:
-            diary.write_entry(ctx, run)
+            source = diary.write_entry(ctx, run)
         except LifelongError as exc:  # a broken DREAMS.md must not lose the night's work
             run.message = f"diary not written: {exc}"
             ctx.log(PLUGIN, f"run {run.run_id}: {run.message}")
-    write_reports(ctx, run)
+    run.saved = Saved(True, source, write_reports(ctx, run))
     run.status = "ok"
 
 
-def write_reports(ctx: Any, run: DreamRun) -> None:
+def write_reports(ctx: Any, run: DreamRun) -> str:
+    """Write the run's reports (journaled); returns their folder, workspace-relative."""
     ws = ctx.workspace
     folder = ws.reports_dir / run.run_id
     assert run.journal is not None
@@ -277,7 +372,7 @@ def write_reports(ctx: Any, run: DreamRun) -> None:
         extra = neutralise_json(json.loads(json.dumps(run.extra_reports, default=str)), run.safety)
         run.journal.write(folder / "extra.json", json.dumps(extra, indent=1, ensure_ascii=False, default=str))
     run.journal.write(folder / "report.md", neutralise(render_report(run, reports)))
-    run.report_dir = f".lifelong/reports/{run.run_id}"
+    return f".lifelong/reports/{run.run_id}"
 
 
 def render_report(run: DreamRun, reports: dict[str, Any] | None = None) -> str:
