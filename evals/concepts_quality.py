@@ -25,6 +25,7 @@ from .harness import DEFAULT_CACHE, DEFAULT_LOCOMO
 from .locomo import load_locomo
 from .suite_retrieval import (
     MAX_RESULTS,
+    TUNING_CONVERSATIONS,
     Hit,
     aggregate,
     ask_time,
@@ -168,6 +169,14 @@ def main(argv: list[str] | None = None) -> int:
         rows.pop(FORCED, None)
     report = {name: aggregate(r) for name, r in rows.items()}
     report["concept_answered_share"] = round(answered / max(1, asked), 4)
+    for split in ("tuning", "held-out"):
+        part = [
+            r
+            for r in rows["with concept index"]
+            if (r["conversation"] in TUNING_CONVERSATIONS) == (split == "tuning")
+        ]
+        if part:
+            report[f"concept_answered_share_{split}"] = round(sum(r["answered"] for r in part) / len(part), 4)
     print(f"{'':20}{'any@5':>8}{'all@5':>8}{'ret@1000':>10}   (overall | conv 0-4 | conv 5-9)")
     for name in SETUPS:
         parts = []
@@ -176,7 +185,15 @@ def main(argv: list[str] | None = None) -> int:
             if g and g["n"]:
                 parts.append(f"{g['recall_any@5']:.3f}/{g['recall_all@5']:.3f}/{g['returned@1000']:.3f}")
         print(f"{name:20}  " + "  |  ".join(parts))
-    print(f"the concept index answered {report['concept_answered_share']:.1%} of the questions itself")
+    shares = " | ".join(
+        f"{report[k]:.1%}"
+        for k in ("concept_answered_share_tuning", "concept_answered_share_held-out")
+        if k in report
+    )
+    print(
+        f"the concept index answered {report['concept_answered_share']:.1%} of the questions itself"
+        + (f" (conv 0-4 | 5-9: {shares})" if shares else "")
+    )
     if args.json:
         print(json.dumps(report, indent=1))
     return 0
