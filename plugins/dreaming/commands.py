@@ -45,6 +45,8 @@ def print_run(run: runs.DreamRun) -> None:
     light, rem, deep = (data["phases"].get(p, {}) for p in runs.PHASES)
     promoted = data["promoted"]
     head = "dry run (nothing written)" if run.dry_run else run.status
+    for note in data["recovered"]:
+        say(note)
     say(
         f"dream {run.run_id} ({run.mode}, {run.now.isoformat(timespec='minutes')}): {head}, {run.elapsed_ms:.0f} ms"
     )
@@ -150,6 +152,8 @@ def rollback_cmd(run_id: str, force: bool, as_json: bool) -> None:
     if as_json:
         emit(data)
         return
+    for note in data.get("recovered", []):
+        say(note)
     if data["interrupted"]:
         say(f"run {run_id} had been interrupted: {data['message']}")
         return

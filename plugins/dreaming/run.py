@@ -70,6 +70,7 @@ class DreamRun:
     message: str = ""
     elapsed_ms: float = 0.0
     saved: Saved | None = None
+    recovered: tuple[str, ...] = ()  # what the run found a killed rollback left, and did about it
 
     def record(self, phase: str, result: LightResult | RemResult | DeepResult) -> dict[str, Any]:
         """The coordinator's one place to assemble a phase's result into the run."""
@@ -187,6 +188,7 @@ class DreamRun:
             "phases": self.reports,
             "extra_phase_reports": self.extra_reports,
             "safety": self.safety.as_json(),
+            "recovered": list(self.recovered),
         }
         return neutralise_json(json.loads(json.dumps(data, default=str)))
 
@@ -248,8 +250,7 @@ def run_dream(
         with ws.lock("write", timeout=float(cfg["lock_timeout_s"])):
             pass
         store = ctx.store
-        if not dry_run:
-            resolve_interrupted(ctx)
+        resolved = resolve_interrupted(ctx) if not dry_run else Resolved()
         now = ctx.now()
         run_id = new_run_id(now)
         run = DreamRun(
@@ -262,6 +263,7 @@ def run_dream(
             model=(ws.config.get("llm") or {}).get("model"),
             llm_kwargs=dict(llm_kwargs or {}),
             event_watermark=float(read_meta(store, WATERMARK_KEY) or 0.0),
+            recovered=resolved.notes,
         )
         if not dry_run:
             # the run is on record (status "running", its journal named) before its first write:
@@ -571,9 +573,23 @@ def undo_interrupted(ctx: Any, run_id: str, summary: dict[str, Any]) -> list[str
     return restored
 
 
-def resolve_interrupted(ctx: Any) -> list[str]:
-    """Find runs left "running" by a killed process (the caller holds the dream lock, so none is
-    alive) and undo each exactly; they are recorded as "interrupted". Returns their ids."""
+ROLLING_BACK = "rolling_back"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What the start of a dream or rollback found left behind by killed processes: dream runs
+    undone (ids) and interrupted rollbacks finished or not (one line each)."""
+
+    dreams: tuple[str, ...] = ()
+    rollbacks: tuple[str, ...] = ()  # interrupted rollbacks finished
+    notes: tuple[str, ...] = ()
+
+
+def resolve_interrupted(ctx: Any) -> Resolved:
+    """Find runs left "running" by a killed dream (the caller holds the dream lock, so none is
+    alive) and undo each exactly (recorded as "interrupted"); then finish every rollback a kill
+    left "rolling_back" (its files part restored, its statuses and record not yet written)."""
     store = ctx.store
     rows = store.query("SELECT run_id, summary FROM dream_runs WHERE status = 'running' ORDER BY run_id DESC")
     for row in rows:
@@ -587,7 +603,21 @@ def resolve_interrupted(ctx: Any) -> list[str]:
             )
             store.conn.commit()
         ctx.log(PLUGIN, f"run {run_id}: {message}")
-    return [r["run_id"] for r in rows]
+    notes, finished = [], []
+    for row in store.query("SELECT * FROM dream_runs WHERE status = ? ORDER BY run_id", (ROLLING_BACK,)):
+        run_id = row["run_id"]
+        try:
+            done = roll_back(ctx, row)
+            finished.append(run_id)
+            note = f"finished the rollback of run {run_id} that a killed process left half done: {done['message']}"
+        except LifelongError as exc:
+            note = (
+                f"the rollback of run {run_id} was interrupted and could not be finished ({exc}); "
+                f"`lifelong dream rollback {run_id} --force` finishes it keeping edits made since"
+            )
+        ctx.log(PLUGIN, note)
+        notes.append(note)
+    return Resolved(tuple(r["run_id"] for r in rows), tuple(finished), tuple(notes))
 
 
 def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, Any]:
@@ -596,7 +626,8 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
     any other file changed since is kept as it is and listed in ``conflicts``). A forced rollback
     is itself a run (mode ``rollback``, status ``applied``) with its own journal and status log:
     ``dream rollback`` of its id puts back exactly what it changed. A run left "running" by a
-    killed process is undone from its journal first (see :func:`resolve_interrupted`)."""
+    killed process is undone from its journal first (see :func:`resolve_interrupted`), and a
+    rollback a kill left half done is finished first."""
     ctx = host.ctx
     ws = ctx.workspace
     store = ctx.store
@@ -604,12 +635,12 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
     with ws.lock("dream", timeout=float(cfg["lock_timeout_s"])):
         with ws.lock("write", timeout=float(cfg["lock_timeout_s"])):
             pass  # sweeps temp files a killed writer left
-        interrupted = resolve_interrupted(ctx)
+        resolved = resolve_interrupted(ctx)
         rows = store.query("SELECT * FROM dream_runs WHERE run_id = ?", (run_id,))
         if not rows:
             raise InputError(f"no dream run {run_id!r} (see `lifelong dream history`)")
         row = rows[0]
-        if run_id in interrupted:
+        if run_id in resolved.dreams:
             return {
                 "version": 1,
                 "run_id": run_id,
@@ -620,82 +651,140 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
                 "interrupted": True,
                 "undo_run": None,
                 "message": row["message"],
+                "recovered": list(resolved.notes),
+            }
+        if run_id in resolved.rollbacks:  # its own rollback, killed half way, is now finished
+            return {
+                "version": 1,
+                "run_id": run_id,
+                "restored": [],
+                "forced": force,
+                "conflicts": [],
+                "statuses_reverted": 0,
+                "interrupted": False,
+                "undo_run": None,
+                "message": row["message"],
+                "recovered": list(resolved.notes),
             }
         if row["status"] in ("rolled_back", "interrupted"):
             raise InputError(f"run {run_id} was already rolled back")
-        summary = json.loads(row["summary"] or "{}")
-        journal = Journal(ws, run_id)
-        restored: list[str] = []
-        conflicts: list[str] = []
-        later: list[str] = []  # files later runs wrote since: their output is kept, not a conflict
-        if journal.exists():
-            written = later_writes(ws, run_id)
-            by_later = {
-                e.path
-                for e in journal.entries()
-                if (ws.root / e.path).exists()
-                and sha256((ws.root / e.path).read_bytes()) in written.get(e.path, ())
-            }
-            undo = Journal(ws, f"undo-{new_run_id(ctx.now())}", plugin=PLUGIN) if force or by_later else None
-            surgical = keep_human_edit(ws, run_id, summary)
-            human = keep_human_edit(ws, run_id, summary) if force else None
+        return {**roll_back(ctx, row, force=force), "recovered": list(resolved.notes)}
 
-            def on_conflict(rel: str, current: bytes, before: bytes | None) -> bytes | None:
-                if rel in by_later:  # only later nights changed it: remove exactly this run's part
-                    later.append(rel)
-                    return surgical(rel, current, before)
-                if human is None:
-                    raise RollbackConflict(
-                        f"{rel} was edited after run {run_id} wrote it; rollback would lose that edit "
-                        "(use --force to keep the edit and remove only this run's items)"
-                    )
-                return human(rel, current, before)
 
-            restored = rollback(ws, run_id, on_conflict=on_conflict, record_in=undo)
-            conflicts = list(getattr(human, "conflicts", []))
-        else:
-            undo = Journal(ws, f"undo-{new_run_id(ctx.now())}", plugin=PLUGIN) if force else None
-        folder = ws.reports_dir / run_id
-        if folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
-        reverted = revert_statuses(store, run_id, log_as=undo.run_id if undo else None)
-        message = "rolled back" + (
-            f" (forced: edits made since kept in {', '.join(conflicts)})" if conflicts else ""
-        )
-        if later:
-            message += f"; later runs' output kept in {', '.join(sorted(set(later)))}"
+def roll_back(ctx: Any, row: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
+    """The rollback of run ``row`` (the caller holds the dream lock). Before the first file is
+    restored the run is recorded as "rolling_back", with what the rollback decided (forced or not,
+    the journal of its own writes, the status it undoes): a kill from there on leaves a record
+    :func:`resolve_interrupted` finishes with the same decisions (restoring is idempotent: a file
+    already back to its bytes before the run is left alone)."""
+    ws = ctx.workspace
+    store = ctx.store
+    run_id = row["run_id"]
+    summary = json.loads(row["summary"] or "{}")
+    state = summary.get("rollback") if row["status"] == ROLLING_BACK else None
+    resuming = state is not None
+    if state is not None:
+        force = force or bool(state["force"])
+    journal = Journal(ws, run_id)
+    restored: list[str] = []
+    conflicts: list[str] = []
+    later: list[str] = []  # files later runs wrote since: their output is kept, not a conflict
+    by_later: set[str] = set()
+    if journal.exists():
+        written = later_writes(ws, run_id)
+        by_later = {
+            e.path
+            for e in journal.entries()
+            if (ws.root / e.path).exists()
+            and sha256((ws.root / e.path).read_bytes()) in written.get(e.path, ())
+        }
+    if state is None:
+        wants_undo = force or (journal.exists() and bool(by_later))
+        state = {
+            "force": force,
+            "undo": f"undo-{new_run_id(ctx.now())}" if wants_undo else None,
+            "status": row["status"],
+            "message": row["message"],
+        }
+        # on record before the first file is restored (see the docstring)
         with store.lock:
-            if undo is not None:
-                message += f"; `lifelong dream rollback {undo.run_id}` undoes this rollback"
-                store.conn.execute(
-                    "INSERT INTO dream_runs(run_id, started_at, finished_at, mode, status, message, summary)"
-                    " VALUES (?, ?, ?, 'rollback', 'applied', ?, ?)",
-                    (
-                        undo.run_id,
-                        ctx.now().isoformat(timespec="seconds"),
-                        ctx.now().isoformat(timespec="seconds"),
-                        f"forced rollback of {run_id}",
-                        json.dumps(
-                            {
-                                "undoes": run_id,
-                                "undone_status": row["status"],
-                                "undone_message": row["message"],
-                                "conflicts": conflicts,
-                                "journal": f".lifelong/journal/{undo.run_id}" if undo.exists() else None,
-                            }
-                        ),
-                    ),
-                )
-            if summary.get("undoes"):  # rolling back a forced rollback: the run it undid stands again
-                store.conn.execute(
-                    "UPDATE dream_runs SET status = ?, message = ? WHERE run_id = ?",
-                    (summary.get("undone_status") or "ok", summary.get("undone_message"), summary["undoes"]),
-                )
             store.conn.execute(
-                "UPDATE dream_runs SET status = 'rolled_back', message = ? WHERE run_id = ?",
-                (message, run_id),
+                "UPDATE dream_runs SET status = ?, message = ?, summary = ? WHERE run_id = ?",
+                (ROLLING_BACK, "rollback in progress", json.dumps({**summary, "rollback": state}), run_id),
             )
             store.conn.commit()
+    undo = Journal(ws, state["undo"], plugin=PLUGIN) if state["undo"] else None
+    if journal.exists():
+        surgical = keep_human_edit(ws, run_id, summary)
+        human = keep_human_edit(ws, run_id, summary) if force else None
+
+        def on_conflict(rel: str, current: bytes, before: bytes | None) -> bytes | None:
+            if rel in by_later:  # only later nights changed it: remove exactly this run's part
+                later.append(rel)
+                return surgical(rel, current, before)
+            if human is None:
+                raise RollbackConflict(
+                    f"{rel} was edited after run {run_id} wrote it; rollback would lose that edit "
+                    "(use --force to keep the edit and remove only this run's items)"
+                )
+            return human(rel, current, before)
+
+        try:
+            restored = rollback(ws, run_id, on_conflict=on_conflict, record_in=undo)
+        except RollbackConflict:
+            if resuming:  # files may be part restored: it stays on record as rolling back
+                raise
+            # nothing was restored (rollback plans every file before writing one): as it was
+            with store.lock:
+                store.conn.execute(
+                    "UPDATE dream_runs SET status = ?, message = ?, summary = ? WHERE run_id = ?",
+                    (state["status"], state["message"], row["summary"], run_id),
+                )
+                store.conn.commit()
+            raise
+        conflicts = list(getattr(human, "conflicts", []))
+    folder = ws.reports_dir / run_id
+    if folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+    reverted = revert_statuses(store, run_id, log_as=undo.run_id if undo else None)
+    message = "rolled back" + (
+        f" (forced: edits made since kept in {', '.join(conflicts)})" if conflicts else ""
+    )
+    if later:
+        message += f"; later runs' output kept in {', '.join(sorted(set(later)))}"
+    with store.lock:
+        if undo is not None:
+            message += f"; `lifelong dream rollback {undo.run_id}` undoes this rollback"
+            store.conn.execute(
+                "INSERT OR REPLACE INTO dream_runs(run_id, started_at, finished_at, mode, status, message, summary)"
+                " VALUES (?, ?, ?, 'rollback', 'applied', ?, ?)",
+                (
+                    undo.run_id,
+                    ctx.now().isoformat(timespec="seconds"),
+                    ctx.now().isoformat(timespec="seconds"),
+                    f"forced rollback of {run_id}",
+                    json.dumps(
+                        {
+                            "undoes": run_id,
+                            "undone_status": state["status"],
+                            "undone_message": state["message"],
+                            "conflicts": conflicts,
+                            "journal": f".lifelong/journal/{undo.run_id}" if undo.exists() else None,
+                        }
+                    ),
+                ),
+            )
+        if summary.get("undoes"):  # rolling back a forced rollback: the run it undid stands again
+            store.conn.execute(
+                "UPDATE dream_runs SET status = ?, message = ? WHERE run_id = ?",
+                (summary.get("undone_status") or "ok", summary.get("undone_message"), summary["undoes"]),
+            )
+        summary.pop("rollback", None)
+        store.conn.execute(
+            "UPDATE dream_runs SET status = 'rolled_back', message = ?, summary = ? WHERE run_id = ?",
+            (message, json.dumps(summary), run_id),
+        )
+        store.conn.commit()
     return {
         "version": 1,
         "run_id": run_id,
