@@ -215,6 +215,21 @@ class Searcher:
             )
         }
 
+    def _stem_doc_freq(self, stems: list[str]) -> dict[str, int]:
+        """stem -> the document frequency of its most frequent form in the index vocabulary
+        (the terms that begin with the stem and stem to it; the FTS5 vocabulary holds words as
+        written), for the stems that have one."""
+        out: dict[str, int] = {}
+        for t in stems:
+            rows = self.conn.execute(
+                "SELECT term, doc FROM chunks_vocab WHERE term >= ? AND term < ? LIMIT 64",
+                [t, t + "\U0010ffff"],
+            ).fetchall()
+            forms = [d for term, d in rows if stem(term) == t]
+            if forms:
+                out[t] = max(forms)
+        return out
+
     def _total_docs(self, conn: Any = None) -> int:
         """The number of chunks, counted once per index generation (one entry per index)."""
         conn = conn or self.conn
@@ -381,11 +396,14 @@ class Searcher:
             parts.setdefault(stem(w), fts_terms(w))
         wanted = sorted({p for ps in parts.values() for p in ps})
         df = self._doc_freq(wanted) if wanted else {}
-        # a word no chunk holds weighs nothing: it cannot tell candidates apart
-        weights = {}
-        for t in terms:
-            freq = min((df.get(p, 0) for p in parts.get(t, ())), default=0)
-            weights[t] = idf(freq, total) if freq else 0.0
+        freqs = {t: min((df.get(p, 0) for p in parts.get(t, ())), default=0) for t in terms}
+        # a word the index holds only in other forms ("camped": "camping") weighs as its stem's
+        # most frequent form; a word no chunk holds in any form weighs nothing: it cannot tell
+        # candidates apart
+        unseen = [t for t in terms if not freqs[t] and len(parts.get(t, ())) == 1]
+        if unseen:
+            freqs.update(self._stem_doc_freq(unseen))
+        weights = {t: idf(freqs[t], total) if freqs[t] else 0.0 for t in terms}
         alpha = cfg["context_weight"]
         when = query_time(req.query, at, self.index.ws.timezone)
         half_life = 0.0 if when.no_decay else cfg["half_life_days"]

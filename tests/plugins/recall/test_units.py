@@ -12,7 +12,7 @@ from freezegun import freeze_time
 from lifelong_plugins.recall import service
 from lifelong_plugins.recall.chunking import chunk_markdown, chunk_units, retrieval_units, split_lines
 from lifelong_plugins.recall.scoring import bm25_coverage, idf, period_factor, query_terms, term_counts
-from lifelong_plugins.recall.search import snippet_of, within_budget
+from lifelong_plugins.recall.search import Searcher, snippet_of, within_budget
 from lifelong_plugins.recall.when import query_time
 
 from lifelong import clock
@@ -198,6 +198,25 @@ def test_notes_written_just_after_a_named_period_count_as_partly_inside_it(make_
             assert by_path[expect].score > by_path["memory/2026-03-20.md"].score * 1.8
         else:  # no slack: all three equally outside the period
             assert len({round(c.decay, 6) for c in got}) == 1 and got[0].decay == 0.5
+
+
+def test_a_query_word_indexed_only_in_other_forms_weighs_as_its_stem(make_host) -> None:
+    files = {
+        "memory/2026-03-01.md": "# 2026-03-01\n\n- Jonas went camping by the lake.\n",
+        "memory/2026-03-02.md": "# 2026-03-02\n\n- Jonas repaired the kitchen shelf.\n",
+        "memory/2026-03-03.md": "# 2026-03-03\n\n- Ada packed the campfire kit and the camping stove.\n",
+    }
+    host = make_host(files, {"embedding": {"provider": "none"}}, **RECALL)
+    idx = service.index_for(host.ctx)
+    idx.sync()
+    searcher = Searcher(idx)
+    # "camped" is not in the index as written; "camping" (2 notes) stems to "camp", "campfire" does not
+    assert searcher._stem_doc_freq(["camp", "kayak"]) == {"camp": 2}
+    with freeze_time("2026-03-04 08:00:00"):
+        got = {c.path: c for c in search(host, "Where has Jonas camped?", min_score=0)}
+    camping, shelf = got["memory/2026-03-01.md"], got["memory/2026-03-02.md"]
+    assert camping.bm25 > 1.5 * shelf.bm25  # "camp" counts, not only the name (equal without it)
+    assert next(iter(got)) == "memory/2026-03-01.md"
 
 
 def test_lexical_score_is_normalised_by_the_query_and_keeps_a_decisive_match() -> None:
