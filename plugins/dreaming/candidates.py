@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from lifelong.errors import LifelongError
+from lifelong.privacy import is_private, is_private_text
 from lifelong.workspace import daily_date
 
 from .linemap import LineMaps, line_hashes
@@ -511,11 +512,14 @@ class LightReport:
     skipped_marker_lines: int = 0
     skipped_report_junk: int = 0
     skipped_managed_lines: int = 0
+    private_dailies: int = 0  # private notes (lifelong.privacy) in the window: never staged
     unreadable: dict[str, str] = field(default_factory=dict)
 
 
 class DailyReader:
-    """Parses dailies once per run (the parse is reused by REM and deep's live re-read)."""
+    """Parses dailies once per run (the parse is reused by REM and deep's live re-read). A private
+    note (``lifelong.privacy``: under memory/private/ or frontmatter ``privacy: private``) has no
+    snippets: nothing in it is staged, credited, themed or promoted."""
 
     def __init__(self, ctx: Any, cfg: dict[str, Any]):
         self.ctx = ctx
@@ -524,6 +528,20 @@ class DailyReader:
         self.tokens: dict[str, list[tuple[frozenset[str], frozenset[str]]]] = {}
         self.stats = ParseStats()
         self.errors: dict[str, str] = {}
+        self.private: dict[str, bool] = {}  # rel -> private note, as last read
+
+    def is_private(self, rel: str) -> bool:
+        """Whether the note at ``rel`` is private now (read once per run; an unreadable or missing
+        file is not: it has no snippets anyway)."""
+        if rel not in self.private:
+            if is_private(rel):
+                self.private[rel] = True
+            else:
+                try:
+                    self.private[rel] = is_private_text(rel, self.ctx.workspace.read_text(rel))
+                except (LifelongError, OSError):
+                    self.private[rel] = False
+        return self.private[rel]
 
     def snippets(self, rel: str, *, fresh: bool = False) -> list[Snippet] | None:
         if fresh or rel not in self.cache:
@@ -537,6 +555,11 @@ class DailyReader:
                 self.errors[rel] = f"{type(exc).__name__}: {exc}"
                 self.cache[rel] = None
                 return None
+            self.private[rel] = is_private_text(rel, text)
+            if self.private[rel]:
+                self.cache[rel] = []
+                self.tokens.pop(rel, None)
+                return self.cache[rel]
             self.cache[rel] = parse_snippets(
                 text,
                 rel,
@@ -551,6 +574,17 @@ class DailyReader:
         if rel not in self.tokens:
             self.tokens[rel] = [attribution_tokens(s) for s in self.snippets(rel) or []]
         return self.tokens[rel]
+
+
+def shared_candidates(pool: CandidatePool, reader: DailyReader) -> dict[str, Candidate]:
+    """The pool without candidates only ever written in notes that are private now (one marked
+    ``privacy: private`` after it was staged): those are never scored, themed or reported."""
+    occ = pool.occurrence_index()
+    return {
+        k: c
+        for k, c in pool.candidates.items()
+        if not all(reader.is_private(p) for p in {o.path for o in occ.get(k, [])} or {c.path})
+    }
 
 
 def list_dailies(ws: Any, since: dt.date | None, until: dt.date) -> list[str]:
@@ -617,6 +651,9 @@ def light(ctx: Any, run: Any) -> LightResult:
     for rel in list_dailies(ws, since, today):
         snippets = reader.snippets(rel)
         if snippets is None:
+            continue
+        if reader.is_private(rel):
+            report.private_dailies += 1
             continue
         report.dailies.append(rel)
         for s in snippets:

@@ -19,7 +19,7 @@ from lifelong import llm
 from lifelong.contracts import WriteCandidate, WriteDecision
 from lifelong.errors import LLMOffline
 
-from .candidates import Candidate, CandidatePool, DailyReader, Occurrence
+from .candidates import Candidate, CandidatePool, DailyReader, Occurrence, shared_candidates
 from .facts import (
     FactPairCache,
     FactVectors,
@@ -175,13 +175,15 @@ def score_pool(ctx: Any, run: Any) -> PoolScores:
     (a member in MEMORY.md) is not scored again: its new statements join it (``joined``)."""
     pool: CandidatePool = run.pool
     sc = ScoreConfig.from_config(run.config, backfill=run.backfill)
-    live = [c for c in pool.candidates.values() if c.status in ("staged", "promoted")]
+    occ = pool.occurrence_index()
+    # a candidate only ever written in private notes is not scored: never promoted or reported
+    shared = shared_candidates(pool, run.reader)
+    live = [c for c in shared.values() if c.status in ("staged", "promoted")]
     staged_any = any(c.status == "staged" for c in live)
     groups = fact_groups(ctx, run, live) if staged_any else {}
     joined: dict[str, str] = {}
     keys = [k for members in groups.values() for k in members]
     recalls = load_signals(ctx.store, pool, keys)
-    occ = pool.occurrence_index()
     tz = ctx.workspace.timezone
     now_ts = run.now.timestamp()
     out = []

@@ -19,7 +19,7 @@ from lifelong import llm
 from lifelong.errors import LLMOffline
 from lifelong.templates import PromptTemplates
 
-from .candidates import Candidate, CandidatePool, list_dailies
+from .candidates import Candidate, CandidatePool, list_dailies, shared_candidates
 from .themes import Entry, Theme, find_corrections, find_themes, topic_terms
 
 PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
@@ -198,7 +198,7 @@ def rem(ctx: Any, run: Any, pool: CandidatePool, reader: Any) -> RemResult:
         recall_days.setdefault(sig.key, set()).add(sig.day)
     plan = plan_rem(
         entries,
-        pool.candidates,
+        shared_candidates(pool, reader),  # nothing of a private note is themed or reported
         recall_days,
         run.now.date(),
         ctx.workspace.timezone,
