@@ -185,6 +185,7 @@ def fts_plan(
     text: str,
     *,
     doc_freq: Callable[[list[str]], dict[str, int]] | None = None,
+    forms: Callable[[str], list[tuple[str, int]]] | None = None,
     total_docs: int = 0,
     max_df_ratio: float = 0.2,
     max_terms: int = 12,
@@ -193,7 +194,9 @@ def fts_plan(
 ) -> FtsPlan | None:
     """The FTS5 MATCH expressions for a query. A unit is a word, or a joined identifier such as
     ``TW-418`` or ``v2.3`` kept as a phrase (the FTS tokenizer splits it the same way).
-    Stopwords, terms absent from the index and very-high-df terms are dropped (they make OR
+    A word the index holds only in other forms (``forms``: the index terms sharing its stem,
+    commonest first) is asked as its commonest form ("camped": "camping"). Stopwords, terms
+    absent from the index and very-high-df terms are dropped (they make OR
     queries ~100x slower and carry no signal); the rarest term is always kept, and the rarest
     ``max_terms`` survive. None when nothing is left.
 
@@ -213,11 +216,20 @@ def fts_plan(
         units.setdefault(" ".join(parts), parts)
     if not units:
         return None
+    df: dict[str, int] = {}
+    if doc_freq is not None:
+        df_parts = doc_freq(sorted({p for parts in units.values() for p in parts}))
+        df = {u: min(df_parts.get(p, 0) for p in parts) for u, parts in units.items()}
+        if forms is not None:  # a word the index holds only in other forms: its commonest form
+            for u, parts in list(units.items()):
+                if df[u] == 0 and len(parts) == 1 and (found := forms(stem(parts[0]))):
+                    form, freq = found[0]
+                    del units[u], df[u]
+                    if form not in units:
+                        units[form], df[form] = (form,), freq
     order = list(units)
     if doc_freq is None or total_docs < 100:  # in a tiny index every term is "common"
         return FtsPlan(" OR ".join(_quote(u) for u in order[:max_terms]))
-    df_parts = doc_freq(sorted({p for parts in units.values() for p in parts}))
-    df = {u: min(df_parts.get(p, 0) for p in parts) for u, parts in units.items()}
     limit = max(1, int(total_docs * max_df_ratio))
     present = [u for u in order if df[u] > 0]
     if not present:

@@ -221,14 +221,23 @@ class Searcher:
         written), for the stems that have one."""
         out: dict[str, int] = {}
         for t in stems:
-            rows = self.conn.execute(
+            forms = self._stem_forms(t)
+            if forms:
+                out[t] = forms[0][1]
+        return out
+
+    def _stem_forms(self, t: str, conn: Any = None) -> list[tuple[str, int]]:
+        """The index terms that stem to ``t`` (and begin with it), commonest first, with their
+        document frequencies."""
+        rows = (
+            (conn or self.conn)
+            .execute(
                 "SELECT term, doc FROM chunks_vocab WHERE term >= ? AND term < ? LIMIT 64",
                 [t, t + "\U0010ffff"],
-            ).fetchall()
-            forms = [d for term, d in rows if stem(term) == t]
-            if forms:
-                out[t] = max(forms)
-        return out
+            )
+            .fetchall()
+        )
+        return sorted(((term, d) for term, d in rows if stem(term) == t), key=lambda r: -r[1])
 
     def _total_docs(self, conn: Any = None) -> int:
         """The number of chunks, counted once per index generation (one entry per index)."""
@@ -250,6 +259,7 @@ class Searcher:
         plan = fts_plan(
             req.query,
             doc_freq=lambda terms: self._doc_freq(terms, conn),
+            forms=lambda t: self._stem_forms(t, conn),
             total_docs=self._total_docs(conn),
             max_df_ratio=self.config["fts_max_df_ratio"],
             max_postings=self.config["fts_max_postings"],

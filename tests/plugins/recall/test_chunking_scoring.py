@@ -12,6 +12,8 @@ from lifelong_plugins.recall.scoring import (
     mmr,
 )
 
+from lifelong.text import stem
+
 DOC = """# Day
 
 ## Pitch
@@ -104,6 +106,26 @@ def test_fts_query_drops_stopwords_and_common_terms() -> None:
     q2 = fts_query("book what", doc_freq=lambda ts: {t: df.get(t, 0) for t in ts}, total_docs=1000)
     assert q2 == '"book"'  # all terms common: the rarest is kept
     assert fts_query('say "quoted"') == '"quoted"'
+
+
+def test_fts_plan_asks_a_word_the_index_holds_only_in_other_forms_as_its_commonest_form() -> None:
+    df = {"jonas": 40, "camping": 12, "camps": 3, "lake": 7}
+    vocab = sorted(df)
+
+    def forms(stem_: str) -> list[tuple[str, int]]:  # as the index answers: terms stemming to it
+        got = [(t, df[t]) for t in vocab if t.startswith(stem_) and stem(t) == stem_]
+        return sorted(got, key=lambda r: -r[1])
+
+    def freq(ts: list[str]) -> dict[str, int]:
+        return {t: df.get(t, 0) for t in ts}
+
+    big = fts_query("Where has Jonas camped by the lake?", doc_freq=freq, forms=forms, total_docs=1000)
+    assert big == '"lake" OR "camping" OR "jonas"'  # "camped" is not in the index: "camping" is
+    tiny = fts_query("Where has Jonas camped?", doc_freq=freq, forms=forms, total_docs=50)
+    assert tiny == '"jonas" OR "camping"'
+    # no form either: dropped (large index) or kept as written (tiny index, no pruning)
+    assert fts_query("kayaked lake", doc_freq=freq, forms=forms, total_docs=1000) == '"lake"'
+    assert fts_query("camped", doc_freq=freq, total_docs=1000) is None  # without forms, as before
 
 
 def _cand(i: int, text: str, score: float) -> Candidate:
