@@ -4,7 +4,11 @@ measured "O(1)"). ``python -m evals.bench_concepts [--sizes 10000,100000,1000000
 
 The corpora are ``evals.bench_search``'s synthetic workspaces (same cache, same seed): Zipf text of
 pseudo-words, one daily per 100 chunks going back from the pinned "today", clustered 384-d
-vectors. The concept index is built over them by the plugin's own ``ConceptIndex.rebuild()`` (timed
+vectors, bulk-inserted (no embedding model runs but for today's few lines). A cached corpus whose
+index schema is not this code's (a migration added or unknown) or whose files' checksums a migration
+forgot (recall's m007 does, to re-chunk) is deleted and built again from scratch, with a line saying
+why: reusing it would re-chunk and re-embed every file with the real model (at 1M chunks, hours).
+The concept index is built over them by the plugin's own ``ConceptIndex.rebuild()`` (timed
 once per size and cached: ``concept_meta`` records the corpus spec), so the vocabulary,
 occurrences and importance are what the plugin itself derives from that text: every pseudo-word
 seen on two days is a concept, as a real name or tool would be.
