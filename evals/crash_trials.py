@@ -230,6 +230,10 @@ def index_trials(work: Path, trials: int, files: int, rng: random.Random) -> dic
         elif fresh:
             report = json.loads(again.stdout)
             resumed.append(int(report.get("embedded", 0)) + int(report.get("units_embedded", 0)))
+        if not db.exists():
+            failures.append(f"trial {i}: no index after the next index ({again.stderr.strip()[-300:]})")
+            shutil.rmtree(ws, ignore_errors=True)
+            continue
         with sqlite3.connect(db) as conn:
             check = conn.execute("PRAGMA integrity_check").fetchone()[0]
             chunks, vectors = conn.execute(
