@@ -416,10 +416,13 @@ class ConceptIndex:
         if confidence < float(self.config["confidence_threshold"]):
             reason = f"confidence {confidence:.2f} below the threshold"
             return Lookup(names, confidence, reason=reason, detail=detail)
-        if max(row[2] for row in concepts.values()) > int(self.config["max_doc_freq"]):
+        distinctive = {found[k][0]: idf[found[k][0]] for k in counted}
+        if max(concepts[key][2] for key in distinctive) > int(self.config["max_doc_freq"]):
             reason = "a concept is too common to answer from the index"
             return Lookup(names, confidence, reason=reason, detail=detail)
-        candidates = self._candidates(request, idf)
+        # background concepts take no part in the answer either: no weight, and no scan of the
+        # occurrences of a name on every page
+        candidates = self._candidates(request, distinctive)
         answer_coverage = held_share(request.query, candidates[:ANSWER_HEAD])
         detail["answer_coverage"] = round(answer_coverage, 4)
         if candidates and answer_coverage < float(self.config["min_answer_coverage"]):
