@@ -4,7 +4,8 @@ about an event's time ("when did ...", "the first time ...") so recency must not
 Understood (English, case-insensitive): ``today``, ``yesterday``, ``this``/``last``
 ``week``/``month``/``year``, ``N days``/``weeks ago``, ``last Monday`` / ``on Monday``, ``in March``
 (``in March 2023``), ``on 8 May`` / ``May 8th`` / ``8th of May`` (with an optional year), ``in
-2023``, ISO dates ``2023-05-08``. A period without a year is the latest one that has begun by
+2023``, ISO dates ``2023-05-08``; after ``as of``, ``until`` or ``up to``, a date ends the period
+instead (everything up to it). A period without a year is the latest one that has begun by
 ``now``. Periods are half-open ``[start, end)`` in epoch seconds, days in the workspace time zone.
 """
 
@@ -71,10 +72,11 @@ def query_time(query: str, now: dt.datetime, tz: dt.tzinfo) -> QueryTime:
     event = bool(EVENT_TIME.search(query))
     period: tuple[dt.date, dt.date] | None = None
     label = ""
+    used: re.Match[str] | None = None  # the date expression the period comes from
     if m := ISO_DAY.search(query):
         day = _safe_day(int(m.group(1)), int(m.group(2)), int(m.group(3)))
         if day:
-            period, label = (day, day + dt.timedelta(days=1)), day.isoformat()
+            period, label, used = (day, day + dt.timedelta(days=1)), day.isoformat(), m
     if period is None:
         for rx, order in ((DAY_MONTH, "dm"), (MONTH_DAY, "md")):
             m = rx.search(query)
@@ -87,18 +89,18 @@ def query_time(query: str, now: dt.datetime, tz: dt.tzinfo) -> QueryTime:
             if day and not m.group(3) and day > today:
                 day = _safe_day(year - 1, month, int(d))
             if day:
-                period, label = (day, day + dt.timedelta(days=1)), day.isoformat()
+                period, label, used = (day, day + dt.timedelta(days=1)), day.isoformat(), m
                 break
     if period is None and (m := IN_MONTH.search(query)):
         month = MONTH_NUMBERS[m.group(1).lower()]
         year = int(m.group(2)) if m.group(2) else today.year
         if not m.group(2) and dt.date(year, month, 1) > today:
             year -= 1
-        period, label = _month_span(year, month), f"{year}-{month:02d}"
+        period, label, used = _month_span(year, month), f"{year}-{month:02d}", m
     if period is None and (m := IN_YEAR.search(query)):
         year = int(m.group(1))
         if 1900 <= year <= 2200:
-            period, label = (dt.date(year, 1, 1), dt.date(year + 1, 1, 1)), str(year)
+            period, label, used = (dt.date(year, 1, 1), dt.date(year + 1, 1, 1)), str(year), m
     if period is None and (m := AGO.search(query)):
         n = NUMBERS.get(m.group(1).lower()) or int(m.group(1))
         unit = m.group(2).lower()
@@ -140,4 +142,18 @@ def query_time(query: str, now: dt.datetime, tz: dt.tzinfo) -> QueryTime:
         period, label = (day, day + dt.timedelta(days=1)), day.isoformat()
     if period is None:
         return QueryTime(None, event, "event time" if event else "")
+    if used is not None and _cumulative(query, used):  # "as of May": everything up to its end
+        period, label = (dt.date(1, 1, 2), period[1]), f"up to {label}"
     return QueryTime(_span(period[0], period[1], tz), True, label)
+
+
+UP_TO = re.compile(r"\b(?:as\s+of|until|till|up\s+to)\s*$", re.IGNORECASE)
+
+
+def _cumulative(query: str, m: re.Match[str]) -> bool:
+    """Whether the date expression ``m`` ends a span ("as of December 2023", "until 8 May"): a
+    state as of then is told by every note up to it, not only by notes from then."""
+    before = query[: m.start()]
+    if re.match(r"of\b", m.group(0), re.IGNORECASE):  # IN_MONTH took the "of" of "as of May"
+        before += "of"
+    return bool(UP_TO.search(before))

@@ -158,6 +158,12 @@ def test_query_dates_resolve_against_now_and_prefer_that_period(make_host) -> No
     )
     assert query_time("the call on March 4th, 2026", now, tz).period == (day("2026-03-04"), day("2026-03-05"))
     assert query_time("2026-03-04 offsite", now, tz).period == (day("2026-03-04"), day("2026-03-05"))
+    # "as of" / "until" a date: the state then is told by every note up to it, not only by that day's
+    as_of = query_time("how many pets does Andrew have, as of March 2026?", now, tz)
+    assert as_of.period[1] == day("2026-04-01") and as_of.period[0] < day("1900-01-01")
+    assert as_of.label == "up to 2026-03"
+    assert query_time("what was open until 8 May?", now, tz).period[1] == day("2025-05-09")
+    assert query_time("the state of March 2026", now, tz).period[0] == day("2026-03-01")  # not "as of"
     assert query_time("when did Gina lose her job?", now, tz).no_decay
     assert not query_time("what is the offsite venue?", now, tz).no_decay
     files = {
