@@ -434,46 +434,53 @@ class ConceptIndex:
 
     def _candidates(self, request: SearchRequest, idf: dict[str, float]) -> list[Candidate]:
         """The lines naming the concepts, best first. The chunks naming most of them (IDF-weighted)
-        are ranked in SQL and scored with recall's decay on the pool's dates (the pool never carries
-        chunk text); then the best chunks' retrieval units (a list item, a turn, a paragraph)
+        are ranked in SQL on the occurrences alone and scored with recall's decay on their days;
+        the shortlist's chunks are read (validity- and corpus-filtered) and scored on their exact
+        dates; then the best chunks' retrieval units (a list item, a turn, a paragraph)
         that name a concept are the answer, each scored by the IDF share of the query's concepts it
         names times its chunk's decay, so the caller gets the matching lines, and the newest of two
         equal statements first. A chunk without units answers whole."""
         now = self.ctx.now()
         where, params = validity_predicate(request, now)
         weights = {k: max(v, 0.01) for k, v in idf.items()}
+        # the pool comes from the occurrences alone (the day of each is stored there): no chunk row
+        # is read until the shortlist is known, which at 1M chunks is most of a lookup's cost
         pool = self.conn.execute(
-            "WITH w(key, idf) AS (SELECT key, value FROM json_each(?)), hits AS ("
-            " SELECT o.chunk_id, sum(o.count * w.idf) AS weight, sum(w.idf) AS named FROM concept_occurrences o"
-            " JOIN w ON w.key = o.key GROUP BY o.chunk_id ORDER BY named DESC, weight DESC LIMIT ?)"
-            " SELECT c.id, c.source_date, c.evergreen, hits.weight * hits.named, c.path, c.start_line"
-            f" FROM hits JOIN chunks c ON c.id = hits.chunk_id WHERE {where}",
-            [json.dumps(weights), int(self.config["pool"]), *params],
+            "WITH w(key, idf) AS (SELECT key, value FROM json_each(?))"
+            " SELECT o.chunk_id, sum(o.count * w.idf) AS weight, sum(w.idf) AS named, max(o.day) AS day"
+            " FROM concept_occurrences o JOIN w ON w.key = o.key GROUP BY o.chunk_id"
+            " ORDER BY named DESC, weight DESC, day DESC LIMIT ?",
+            [json.dumps(weights), int(self.config["pool"])],
         ).fetchall()
         if not pool:
             return []
         recall = self.ctx.config("recall") if self.ctx.host.enabled("recall") else {}
         half_life = float(recall.get("half_life_days", 30))
         floor = float(recall.get("decay_floor", 0.5))
+        today = self._day(None)
+        top = max(weight * named for _, weight, named, _ in pool)
+        strength = {chunk_id: weight * named / top for chunk_id, weight, named, _ in pool}
+        by_age = {day: decay(today - day, half_life, floor) for day in {r[3] for r in pool}}
+        by_day = sorted(pool, key=lambda r: -strength[r[0]] * by_age[r[3]])
+        keep = max(2 * request.max_results, 12)
+        shortlist = json.dumps([r[0] for r in by_day[: 2 * keep]])  # room for the validity filter
         stamp = now.timestamp()
-        top = max(strength for _, _, _, strength, _, _ in pool)
+        rows = {}
         scored = []
-        for chunk_id, source_date, evergreen, strength, path, start in pool:
+        for row in self.conn.execute(
+            "SELECT c.id, c.path, c.corpus, c.start_line, c.end_line, c.heading, c.text, c.source_date,"
+            " c.evergreen, c.generated, c.validity_end, c.superseded_by FROM chunks c"
+            f" WHERE c.id IN (SELECT value FROM json_each(?)) AND {where}",
+            [shortlist, *params],
+        ):
+            chunk_id, path, start, source_date, evergreen = row[0], row[1], row[3], row[7], row[8]
             age = None if evergreen or source_date is None else (stamp - source_date) / 86400.0
             factor = decay(age, half_life, floor)
-            relevance = strength / top
-            scored.append((-(relevance * factor), path, start, chunk_id, relevance, factor))
+            rows[chunk_id] = row
+            scored.append((-(strength[chunk_id] * factor), path, start, chunk_id, strength[chunk_id], factor))
         scored.sort()
-        best = scored[: max(2 * request.max_results, 12)]
+        best = scored[:keep]
         ids = json.dumps([b[3] for b in best])
-        rows = {
-            row[0]: row
-            for row in self.conn.execute(
-                "SELECT id, path, corpus, start_line, end_line, heading, text, source_date, evergreen, generated,"
-                " validity_end, superseded_by FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
-                [ids],
-            )
-        }
         units: dict[int, list[tuple[int, int, str, str]]] = {}
         if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'units'").fetchone():
             for chunk_id, start, end, heading, text in self.conn.execute(
