@@ -115,7 +115,7 @@ def _watch(host: Any, idx: Any) -> None:
             if changed["flag"]:
                 changed["flag"] = False
                 time.sleep(0.2)  # let an editor finish its write-then-rename
-                report = idx.sync_if_changed()
+                report = idx.sync_if_changed(backlog=True)
                 if report is not None:
                     _print_report(report)
     except KeyboardInterrupt:

@@ -37,6 +37,7 @@ from .vector_store import PENDING_KEY, PendingChunk, PendingUnit, VectorStore, t
 from .vectors import CodeMatrix
 
 GENERATED_FILES = ("DREAMS.md",)
+EMBED_LOCK_WAIT_S = 3600.0  # how long `lifelong index` waits for another process's embedding
 TEXT_BATCH_S = 1.0  # a sync's text side commits after holding the write lock about this long
 CODE_LOG_KEEP = 200_000  # code_log rows kept: a process further behind reloads every code
 # the suite's own outputs, never indexed: dreaming's reports, the state folder, and the wiki
@@ -352,8 +353,10 @@ class RecallIndex:
     def scan(self) -> dict[str, ScannedFile]:
         return scan_workspace(self.ws, self.config.get("extra_paths", []))
 
-    def needs_sync(self, scanned: dict[str, ScannedFile] | None = None) -> bool:
-        """Cheap check: does any source file differ from the index by path, mtime or size?"""
+    def needs_sync(self, scanned: dict[str, ScannedFile] | None = None, *, backlog: bool = False) -> bool:
+        """Cheap check: does any source file differ from the index by path, mtime or size, or
+        the model from the one the vectors are of? ``backlog``: also when chunks of an
+        interrupted or paused sync still wait for vectors."""
         indexed = self._indexed_stats()
         scanned = self.scan() if scanned is None else scanned
         if len(scanned) != len(indexed):
@@ -363,15 +366,24 @@ class RecallIndex:
                 return True
         if self.embedder is None:
             return False
-        return self.meta("embedder") != self.embedder_id(self.embedder) or self.meta(PENDING_KEY) is not None
+        if self.meta("embedder") != self.embedder_id(self.embedder):
+            return True
+        return backlog and self.meta(PENDING_KEY) is not None
 
-    def sync_if_changed(self) -> SyncReport | None:
-        """The auto-sync before a search: one scan serves both the check and the sync; its
-        embedding stops after ``auto_sync_embed_budget_s`` (the rest waits for the next sync)."""
+    def sync_if_changed(self, *, backlog: bool = False) -> SyncReport | None:
+        """Sync when something changed; one scan serves both the check and the sync. The
+        auto-sync before a search (``backlog`` False) embeds only the chunks it re-chunked,
+        for at most ``auto_sync_embed_budget_s``, and never waits for another process's
+        embedding (``memory_index`` too: the supersede gate and the flush call it on the way of
+        a reply); the watcher (``backlog`` True) also finishes what an interrupted sync left."""
         scanned = self.scan()
-        if not self.needs_sync(scanned):
+        if not self.needs_sync(scanned, backlog=backlog):
             return None
-        return self.sync(scanned=scanned, embed_budget_s=self.config["auto_sync_embed_budget_s"])
+        if backlog:
+            return self.sync(scanned=scanned)
+        return self.sync(
+            scanned=scanned, embed_budget_s=self.config["auto_sync_embed_budget_s"], backlog=False
+        )
 
     # syncing --------------------------------------------------------------------------------
     def sync(
@@ -381,12 +393,16 @@ class RecallIndex:
         progress: Callable[[str, int, int], None] | None = None,
         scanned: dict[str, ScannedFile] | None = None,
         embed_budget_s: float | None = None,
+        backlog: bool = True,
     ) -> SyncReport:
         """Apply the plan in two steps. Text: chunks, units and FTS rows, committed every
         ``TEXT_BATCH_S`` seconds (each file whole), so nobody waits long for the write lock and a
         killed sync keeps what it committed. Vectors: :meth:`VectorStore.embed_pending` runs the
         model outside any transaction and stores batch by batch. ``embed_budget_s``: stop
-        embedding after about that long (the rest stays pending for the next sync)."""
+        embedding after about that long (the rest stays pending for the next sync).
+        ``backlog`` (default): also embed every chunk an interrupted sync left without a vector,
+        waiting for another process that is embedding; False (a search's auto-sync): only this
+        sync's own chunks, and only if no other process is embedding."""
         started = time.monotonic()
         _, problems = resolve_extra_paths(self.ws.root, self.config.get("extra_paths", []))
         self._set_warnings("extra_paths:", problems)
@@ -410,8 +426,20 @@ class RecallIndex:
             else:
                 report.vectors = f"failed ({self._embedder_failed}); search is FTS-only for new text"
         elif pending or unit_pending or token is not None or resume or stale_vectors or force:
-            everything = resume or stale_vectors or force
-            self._embed(embedder, pending, unit_pending, token, report, progress, embed_budget_s, everything)
+            everything = stale_vectors or force or (resume and backlog)
+            # a pass over its own chunks only never clears the mark of an earlier sync's backlog
+            clear = token if everything or not resume else None
+            self._embed(
+                embedder,
+                pending,
+                unit_pending,
+                clear,
+                report,
+                progress,
+                embed_budget_s,
+                everything,
+                wait=backlog,
+            )
         report.elapsed_ms = (time.monotonic() - started) * 1000
         if plan.changed:
             self.ctx.hook("on_files_changed", ctx=self.ctx, changes=plan)
@@ -515,13 +543,15 @@ class RecallIndex:
         progress: Callable[[str, int, int], None] | None,
         budget_s: float | None,
         everything: bool,
+        *,
+        wait: bool = True,
     ) -> None:
         """Embed outside the write lock; one process at a time per workspace (another sync
         that finds the lock taken leaves the work to the one holding it). ``everything``: embed
         every chunk and unit without a vector (a resumed, re-keyed or forced sync), not only
-        this sync's own."""
+        this sync's own. ``wait``: for another process's embedding to end (else leave it)."""
         try:
-            lock = self.ws.lock("embedding", timeout=0)
+            lock = self.ws.lock("embedding", timeout=EMBED_LOCK_WAIT_S if wait else 0)
             lock.__enter__()
         except LockedError:
             report.vectors = "another process is embedding; its chunks are searchable by BM25 meanwhile"

@@ -212,7 +212,7 @@ INDEX_PARAMETERS = {"type": "object", "properties": {}}
 def memory_index(ctx: Any) -> dict[str, Any]:
     """Bring the index in line with the files now (what changed is re-chunked and embedded)."""
     try:
-        report = index_for(ctx).sync_if_changed()
+        report = index_for(ctx).sync_if_changed()  # never waits for another process's embedding
     except LifelongError as exc:
         return {"error": str(exc)}
     if report is None:

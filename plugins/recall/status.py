@@ -36,6 +36,8 @@ def recall_status(ctx: Context) -> StatusReport:
     if skipped:
         summary.append(f"{len(skipped)} file(s) skipped (see warnings)")
     steps = []
+    if pending and not behind:
+        steps.append(f"lifelong index  ({pending} chunk(s) wait for vectors)")
     if behind:
         auto = ctx.config(PLUGIN)["auto_sync"]
         steps.append(

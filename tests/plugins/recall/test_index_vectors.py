@@ -113,10 +113,17 @@ def test_a_killed_sync_keeps_its_batches_and_the_next_one_finishes(make_host) ->
         idx.sync()
     chunks, vectors, _ = counts(host)
     assert 0 < vectors < chunks  # one batch committed, the rest lost with the "process"
-    assert idx.meta(PENDING_KEY) is not None and idx.needs_sync()
-    assert idx.pending_vectors() == chunks - vectors
-    # searches still work meanwhile (BM25 for the chunks without vectors)
+    assert idx.meta(PENDING_KEY) is not None and idx.pending_vectors() == chunks - vectors
+    assert idx.needs_sync(backlog=True) and not idx.needs_sync()  # a search does not take it on
+    # a search after an edit embeds only its own chunk and keeps the backlog's mark
     emb.stop_after = None
+    with open(host.workspace.root / "memory/2026-01-05.md", "a") as fh:
+        fh.write("- Appended: the quokka survey moved to June.\n")
+    with clock.pinned(NOW):
+        hits = service.run_search(host.ctx, service.make_request(host.ctx, query="quokka survey")).results
+    assert hits and hits[0].path == "memory/2026-01-05.md"
+    assert idx.meta(PENDING_KEY) is not None and idx.pending_vectors() > 0
+    chunks, _, _ = counts(host)
     done_before = emb.calls
     with clock.pinned(NOW):
         report = idx.sync()
@@ -167,7 +174,7 @@ def test_a_file_rewritten_while_embedding_gets_no_stale_vector(make_host) -> Non
             if self.calls == 0:  # another process re-indexes the file between the two steps
                 path.write_text("# 2026-01-01\n\n- Rewritten: the kiln moved to Leeds.\n")
                 other = service.index_for(host.ctx)
-                other.sync(embed_budget_s=None)
+                other.sync_if_changed()  # e.g. a search's auto-sync (never waits for our embedding)
             return super().embed_passages(texts)
 
     emb = Rewriting(inner, str(host.store.path))
