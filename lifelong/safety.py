@@ -11,7 +11,7 @@ Secrets (:func:`find_secrets`, :func:`redact_secrets`):
 - rules detect-secrets lacks or misses in free text (measured: it finds neither ``sk-proj-…`` keys
   nor ``password=…`` outside source files): OpenAI/Anthropic-style ``sk-…`` keys, Google API keys,
   bearer tokens, ``password``/``passwd``/``secret``/``api key``/``token`` followed by ``=``, ``:``
-  or "is" and a value, and payment-card numbers that pass the Luhn check.
+  or "is" and a value, and payment-card numbers (an issuer's prefix) that pass the Luhn check.
 
 Instructions (:func:`find_instructions`): the suite's own wrapper tags and fences (a note that
 carries ``</lifelong_memory>`` tries to close the untrusted block), chat-role markers opening a line
@@ -80,6 +80,10 @@ _PLAIN_VALUES = frozenset(
     please needs should must will would could might""".split()
 )
 _CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+# issuer prefixes of payment cards (Visa 4, Mastercard 51-55 and 22-27, Amex 34/37, Diners 30/36/38/39,
+# JCB 35, Discover/UnionPay/Maestro 6, Maestro 50): a run id or timestamp (20261124030000, 1732...) is
+# none of them, whatever its Luhn digit
+_CARD_ISSUER = re.compile(r"^(?:4|5[0-5]|2[2-7]|3[04-9]|6)")
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,12 @@ def find_secrets(text: str) -> list[Finding]:
         found.append(Finding("secret", m.group("label").lower(), m.start("value"), m.end("value")))
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
-        if 13 <= len(digits) <= 19 and luhn_valid(digits) and len(set(digits)) >= 2:
+        if (
+            13 <= len(digits) <= 19
+            and _CARD_ISSUER.match(digits)
+            and luhn_valid(digits)
+            and len(set(digits)) >= 2
+        ):
             found.append(Finding("secret", "card number", m.start(), m.end()))
     return _merge(found)
 

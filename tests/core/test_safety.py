@@ -61,6 +61,10 @@ def test_ordinary_notes_are_left_alone(text: str) -> None:
 def test_card_numbers_need_the_luhn_check() -> None:
     assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
     assert find_secrets("order 4111 1111 1111 1112") == []
+    # a dream's run id or a timestamp is no card, even when its last digit passes Luhn
+    stamps = [f"2026112403{n:04d}" for n in range(200)]
+    assert any(luhn_valid(x) for x in stamps) and all(find_secrets(f"run {x}") == [] for x in stamps)
+    assert [f.rule for f in find_secrets("amex 3782 822463 10005")] == ["card number"]
 
 
 @pytest.mark.parametrize(

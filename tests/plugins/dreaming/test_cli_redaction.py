@@ -68,6 +68,6 @@ def test_run_ids_are_not_taken_for_card_numbers() -> None:
     from lifelong.safety import redact_secrets
 
     run_id = "20260310-000900-7f2d"
-    assert redact_secrets(run_id)[1] == 1  # the core rule alone takes it for a card
+    assert redact_secrets(run_id)[1] == 0  # no card issuer starts with 20 (the core rule's prefix check)
     line = f"`lifelong dream rollback {run_id}` undoes it; card 4111 1111 1111 1111"
     assert neutralise(line) == f"`lifelong dream rollback {run_id}` undoes it; card [redacted card number]"
