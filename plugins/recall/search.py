@@ -198,6 +198,67 @@ def _candidate(row: tuple) -> Candidate:
     )
 
 
+def as_candidate(c: Candidate | dict[str, Any]) -> Candidate:
+    """A plugin may hand back candidates or their fields as a mapping."""
+    return c if isinstance(c, Candidate) else Candidate(**c)
+
+
+def cap_per_corpus(ranked: list[Candidate], req: SearchRequest) -> list[Candidate]:
+    """At most ceil(k/2) per corpus first, then backfill by score."""
+    cap = math.ceil(req.max_results / 2)
+    counts: dict[str, int] = {}
+    picked: list[Candidate] = []
+    rest: list[Candidate] = []
+    for c in ranked:
+        if counts.get(c.corpus, 0) < cap and len(picked) < req.max_results:
+            picked.append(c)
+            counts[c.corpus] = counts.get(c.corpus, 0) + 1
+        else:
+            rest.append(c)
+    picked.extend(rest[: req.max_results - len(picked)])
+    return sorted(picked, key=lambda c: c.score, reverse=True)
+
+
+def select_answered(candidates: list[Candidate], req: SearchRequest, cfg: dict[str, Any]) -> list[Candidate]:
+    """Pure: what a ``retrieval_pre`` answer returns: best first, ``min_score``, then the token
+    budget or the count."""
+    ranked = [c for c in sorted(candidates, key=lambda c: c.score, reverse=True) if c.score >= req.min_score]
+    if req.max_tokens is not None:
+        return within_budget(ranked, req.max_tokens, cfg["snippet_chars"], query_terms(req.query))
+    return ranked[: req.max_results]
+
+
+def select_results(candidates: list[Candidate], req: SearchRequest, cfg: dict[str, Any]) -> list[Candidate]:
+    """Pure: the hybrid search's results from its scored candidates. The best ``mmr_pool`` are
+    thinned by MMR, ``min_score`` applies, and the lexical rescue (openclaw#25183) keeps an
+    exact keyword hit from vanishing under it: rescued results only fill the slots the passing
+    ones leave free (never displace a stronger strict result), so a larger k only adds
+    results. Then the count, the token budget, or for corpus ``all`` a cap per corpus."""
+    head = sorted(candidates, key=lambda c: c.score, reverse=True)[
+        : max(cfg["mmr_pool"], 3 * req.max_results)
+    ]
+    ranked = mmr(head, lam=cfg["mmr_lambda"], limit=len(head), drop_above=cfg["mmr_duplicate_threshold"])
+    passing = [c for c in ranked if c.score >= req.min_score]
+    strong = sorted(
+        (c for c in ranked if c.bm25 and c.bm25 >= cfg["lexical_rescue_min"]),
+        key=lambda c: c.bm25 or 0.0,
+        reverse=True,
+    )[:2]
+    if not passing:
+        strong = (
+            strong or sorted((c for c in ranked if c.bm25), key=lambda c: c.bm25 or 0.0, reverse=True)[:1]
+        )
+    present = {id(c) for c in passing}
+    rescued = [replace(c, rescued=True) for c in strong if id(c) not in present]
+    if req.corpus == "all":
+        results = cap_per_corpus(passing, req)
+        return results + rescued[: max(0, req.max_results - len(results))]
+    ordered = passing + rescued
+    if req.max_tokens is not None:
+        return within_budget(ordered[:100], req.max_tokens, cfg["snippet_chars"], query_terms(req.query))
+    return ordered[: req.max_results]
+
+
 class Searcher:
     def __init__(self, index: RecallIndex):
         self.index = index
@@ -484,39 +545,49 @@ class Searcher:
 
     # the pipeline ---------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchOutcome:
+        """``retrieval_pre`` (a plugin may answer: the concept index), else both legs and the
+        unit scores; then the plugins' pass (``retrieval_post``, ``corpus_supplement``) and the
+        pure selection of what is returned (:func:`select_results`)."""
         req.validate()
         started = time.monotonic()
-        cfg = self.config
         now = self.ctx.now()
-        at = (req.as_of or now) if req.mode == "valid-at" else now
-        legs: dict[str, Any] = {}
         pre = self.ctx.first("retrieval_pre", ctx=self.ctx, request=req)
         if pre is not None:
-            results = [c if isinstance(c, Candidate) else Candidate(**c) for c in pre]
             # re-scoring plugins see these too (the supersede gate hides closed facts; task focus
             # leaves an answer of the concept index alone), and other corpora are merged as below
-            for post in self.ctx.hook("retrieval_post", ctx=self.ctx, request=req, candidates=results):
-                if isinstance(post, list):
-                    results = post
-            if req.corpus in ("wiki", "all"):
-                for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
-                    results.extend(c if isinstance(c, Candidate) else Candidate(**c) for c in extra)
-            results = [
-                c
-                for c in sorted(results, key=lambda c: c.score, reverse=True)
-                if c.score >= req.min_score and not dated_after(c, now.timestamp())
-            ]
-            results = (
-                within_budget(results, req.max_tokens, cfg["snippet_chars"], query_terms(req.query))
-                if req.max_tokens is not None
-                else results[: req.max_results]
-            )
-            outcome = SearchOutcome(
-                req, results, (time.monotonic() - started) * 1000, {"retrieval_pre": True}, True
-            )
+            answered = self._plugin_pass(req, [as_candidate(c) for c in pre], now)
+            results = select_answered(answered, req, self.config)
             self._record(req, results, now)
-            return outcome
+            elapsed = (time.monotonic() - started) * 1000
+            return SearchOutcome(req, results, elapsed, {"retrieval_pre": True}, True)
+        legs: dict[str, Any] = {}
+        candidates = self._hybrid_candidates(req, now, legs)
+        if candidates is None:
+            return SearchOutcome(req, [], (time.monotonic() - started) * 1000, legs)
+        results = select_results(self._plugin_pass(req, candidates, now), req, self.config)
+        self._record(req, results, now)
+        return SearchOutcome(req, results, (time.monotonic() - started) * 1000, legs)
 
+    def _plugin_pass(
+        self, req: SearchRequest, candidates: list[Candidate], now: dt.datetime
+    ) -> list[Candidate]:
+        """Re-scoring plugins (``retrieval_post``), other corpora (``corpus_supplement`` for wiki
+        and all), then nothing dated after ``now``."""
+        for post in self.ctx.hook("retrieval_post", ctx=self.ctx, request=req, candidates=candidates):
+            if isinstance(post, list):
+                candidates = post
+        if req.corpus in ("wiki", "all"):
+            for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
+                candidates.extend(as_candidate(c) for c in extra)
+        return [c for c in candidates if not dated_after(c, now.timestamp())]
+
+    def _hybrid_candidates(
+        self, req: SearchRequest, now: dt.datetime, legs: dict[str, Any]
+    ) -> list[Candidate] | None:
+        """Both legs over the chunks the predicates allow, then every candidate chunk's units
+        scored; None when neither leg found anything. Fills ``legs`` with timings and counts."""
+        cfg = self.config
+        at = (req.as_of or now) if req.mode == "valid-at" else now
         vwhere, vparams = validity_sql(req.mode, at.timestamp())
         cwhere, cparams = corpus_predicate(req.corpus, req.scope)
         dwhere, dparams = written_by_sql(now.timestamp())
@@ -557,7 +628,7 @@ class Searcher:
 
         ids = list(dict.fromkeys([*vec, *fts]))
         if not ids:
-            return SearchOutcome(req, [], (time.monotonic() - started) * 1000, legs)
+            return None
         rows = self.conn.execute(
             f"SELECT {_CAND_COLS} FROM chunks WHERE id IN (SELECT value FROM json_each(?))", [json.dumps(ids)]
         ).fetchall()
@@ -575,68 +646,7 @@ class Searcher:
         candidates = self._unit_candidates(req, rows, vec, fts, qvec, background, vw, tw, at)
         legs["units_ms"] = (time.monotonic() - t0) * 1000
         legs["units"] = len(candidates)
-
-        for post in self.ctx.hook("retrieval_post", ctx=self.ctx, request=req, candidates=candidates):
-            if isinstance(post, list):
-                candidates = post
-
-        if req.corpus in ("wiki", "all"):
-            for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
-                candidates.extend(c if isinstance(c, Candidate) else Candidate(**c) for c in extra)
-        candidates = [c for c in candidates if not dated_after(c, now.timestamp())]
-
-        head = sorted(candidates, key=lambda c: c.score, reverse=True)[
-            : max(cfg["mmr_pool"], 3 * req.max_results)
-        ]
-        ranked = mmr(
-            head,
-            lam=cfg["mmr_lambda"],
-            limit=len(head),
-            drop_above=cfg["mmr_duplicate_threshold"],
-        )
-        passing = [c for c in ranked if c.score >= req.min_score]
-        # lexical rescue (openclaw#25183): an exact keyword hit must not vanish under min_score;
-        # rescued results only fill the slots the passing ones leave free (never displace a
-        # stronger strict result), so a larger k only adds results
-        strong = sorted(
-            (c for c in ranked if c.bm25 and c.bm25 >= cfg["lexical_rescue_min"]),
-            key=lambda c: c.bm25 or 0.0,
-            reverse=True,
-        )[:2]
-        if not passing:
-            strong = (
-                strong or sorted((c for c in ranked if c.bm25), key=lambda c: c.bm25 or 0.0, reverse=True)[:1]
-            )
-        present = {id(c) for c in passing}
-        rescued = [replace(c, rescued=True) for c in strong if id(c) not in present]
-        ordered = passing + rescued
-        if req.corpus == "all":
-            results = self._cap_per_corpus(passing, req)
-            results += rescued[: max(0, req.max_results - len(results))]
-        elif req.max_tokens is not None:
-            results = within_budget(
-                ordered[:100], req.max_tokens, cfg["snippet_chars"], query_terms(req.query)
-            )
-        else:
-            results = ordered[: req.max_results]
-        outcome = SearchOutcome(req, results, (time.monotonic() - started) * 1000, legs)
-        self._record(req, results, now)
-        return outcome
-
-    def _cap_per_corpus(self, ranked: list[Candidate], req: SearchRequest) -> list[Candidate]:
-        """At most ceil(k/2) per corpus first, then backfill by score."""
-        cap = math.ceil(req.max_results / 2)
-        counts: dict[str, int] = {}
-        picked: list[Candidate] = []
-        rest: list[Candidate] = []
-        for c in ranked:
-            if counts.get(c.corpus, 0) < cap and len(picked) < req.max_results:
-                picked.append(c)
-                counts[c.corpus] = counts.get(c.corpus, 0) + 1
-            else:
-                rest.append(c)
-        picked.extend(rest[: req.max_results - len(picked)])
-        return sorted(picked, key=lambda c: c.score, reverse=True)
+        return candidates
 
     def _record(self, req: SearchRequest, results: list[Candidate], now: dt.datetime) -> None:
         if not req.record or not self.config["record_events"] or not results:
