@@ -640,7 +640,9 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
         if not rows:
             raise InputError(f"no dream run {run_id!r} (see `lifelong dream history`)")
         row = rows[0]
-        if run_id in resolved.dreams:
+        # an interrupted run was undone by the recovery; its own rollback, killed half way, is
+        # now finished: either way there is nothing left to restore
+        if run_id in resolved.dreams or run_id in resolved.rollbacks:
             return {
                 "version": 1,
                 "run_id": run_id,
@@ -648,20 +650,7 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
                 "forced": force,
                 "conflicts": [],
                 "statuses_reverted": 0,
-                "interrupted": True,
-                "undo_run": None,
-                "message": row["message"],
-                "recovered": list(resolved.notes),
-            }
-        if run_id in resolved.rollbacks:  # its own rollback, killed half way, is now finished
-            return {
-                "version": 1,
-                "run_id": run_id,
-                "restored": [],
-                "forced": force,
-                "conflicts": [],
-                "statuses_reverted": 0,
-                "interrupted": False,
+                "interrupted": run_id in resolved.dreams,
                 "undo_run": None,
                 "message": row["message"],
                 "recovered": list(resolved.notes),
