@@ -632,23 +632,19 @@ class LightResult:
     report: dict[str, Any]
 
 
-def light(ctx: Any, run: Any) -> LightResult:
-    """Stage the snippets of recent dailies and attribute the recall events since the last run
-    (the run's ``event_watermark``) to them."""
-    cfg = run.config
-    ws = ctx.workspace
-    now = run.now
-    today = now.date()
-    now_ts = now.timestamp()
-    store = ctx.store
-    pool = CandidatePool.load(store, cfg["dedupe_jaccard"])
-    reader = DailyReader(ctx, cfg)
-    report = LightReport()
-    touched: set[str] = set()
-    before_revived = revived(pool.status_changes)
+EventGroup = tuple[str, int, int, str]  # (daily, start line, end line, query hash)
+SearchId = tuple[str, float]  # (query hash, time): one search
 
+
+def stage_dailies(
+    ctx: Any, run: Any, pool: CandidatePool, reader: DailyReader, report: LightReport
+) -> set[str]:
+    """Stage the snippets of the dailies in the lookback window (every daily in a backfill);
+    private notes are skipped. Returns the candidate keys they resolved to."""
+    cfg, today = run.config, run.now.date()
+    touched: set[str] = set()
     since = None if run.backfill else today - dt.timedelta(days=cfg["lookback_days"])
-    for rel in list_dailies(ws, since, today):
+    for rel in list_dailies(ctx.workspace, since, today):
         snippets = reader.snippets(rel)
         if snippets is None:
             continue
@@ -657,15 +653,19 @@ def light(ctx: Any, run: Any) -> LightResult:
             continue
         report.dailies.append(rel)
         for s in snippets:
-            touched.add(pool.resolve(s, now_ts, run.run_id))
+            touched.add(pool.resolve(s, run.now.timestamp(), run.run_id))
         report.snippets += len(snippets)
+    return touched
 
-    # recall events since the last run, attributed in bulk per (chunk, query)
-    watermark = run.event_watermark
-    events = read_events(store, watermark, now_ts)
-    report.events_read = len(events)
-    sources = set(cfg["count_sources"])
-    groups: dict[tuple[str, int, int, str], list[RecallEvent]] = defaultdict(list)
+
+def locate_events(
+    ctx: Any, events: list[RecallEvent], today: dt.date, sources: set[str], report: LightReport
+) -> dict[EventGroup, list[RecallEvent]]:
+    """The counted recall events (a counted source, on a daily up to today), each moved to where
+    its lines are now (lines may have moved since the search: read against the snapshot it
+    saw), grouped per (daily, lines, query)."""
+    ws, store = ctx.workspace, ctx.store
+    groups: dict[EventGroup, list[RecallEvent]] = defaultdict(list)
     counted = []
     for ev in events:
         if ev.source not in sources:
@@ -676,7 +676,6 @@ def light(ctx: Any, run: Any) -> LightResult:
             continue
         report.events_counted += 1
         counted.append(ev)
-    # lines may have moved since the search: read each event against the snapshot it saw
     paths = {ev.path for ev in counted}
     current: dict[str, list[str]] = {}
     for rel in paths:
@@ -694,6 +693,18 @@ def light(ctx: Any, run: Any) -> LightResult:
             ev = ev._replace(start_line=where[0], end_line=where[1])  # where: (start_line, end_line)
         groups[(ev.path, ev.start_line, ev.end_line, ev.query_hash)].append(ev)
     report.events_moved = maps.moved
+    return groups
+
+
+def credits_by_search(
+    groups: dict[EventGroup, list[RecallEvent]],
+    pool: CandidatePool,
+    reader: DailyReader,
+    cfg: dict[str, Any],
+    report: LightReport,
+) -> dict[SearchId, list[Credit]]:
+    """For each group, the snippets of its lines that the query names (IDF-weighted coverage over
+    the staged vocabulary), or the one line a strong hit pointed at; collected per search."""
     for rel in sorted({rel for rel, *_ in groups}):
         reader.snippets(rel)
     vocab = Vocabulary()
@@ -702,9 +713,6 @@ def light(ctx: Any, run: Any) -> LightResult:
             vocab.add_text(s.text, s.heading)
     for c in pool.candidates.values():
         vocab.add_text(c.text, c.heading)
-    replaced_by = {
-        k: c.superseded_by for k, c in pool.candidates.items() if c.status == "superseded" and c.superseded_by
-    }
     query_tokens: dict[str, frozenset[str]] = {}
     floor = cfg["attribution_min_score_without_overlap"]
     rel_floor = cfg.get("attribution_min_score_line", 0.3)
@@ -747,6 +755,26 @@ def light(ctx: Any, run: Any) -> LightResult:
             key = pool.lookup(snippet) or snippet.key
             for ev in evs:
                 searches[(qhash, ev.ts)].append(Credit(ev, snippet, key, overlap, cov))
+    return searches
+
+
+def apply_credits(
+    searches: dict[SearchId, list[Credit]],
+    groups: dict[EventGroup, list[RecallEvent]],
+    pool: CandidatePool,
+    reader: DailyReader,
+    cfg: dict[str, Any],
+    now_ts: float,
+    run_id: str,
+    report: LightReport,
+) -> set[str]:
+    """Each search's credits, handed over to the candidates that replaced superseded ones and
+    thinned to one per fact (:func:`credit_search`), become signals of the pool. Returns the
+    candidate keys credited."""
+    replaced_by = {
+        k: c.superseded_by for k, c in pool.candidates.items() if c.status == "superseded" and c.superseded_by
+    }
+    touched: set[str] = set()
     returned: dict[tuple[str, float], set[tuple[str, int, int]]] = defaultdict(set)
     for (rel, start, end, qhash), evs in groups.items():
         for ev in evs:
@@ -766,7 +794,7 @@ def light(ctx: Any, run: Any) -> LightResult:
         )
         report.credits_dropped_in_search += len(found_in_search) - len(credits)
         for c in credits:
-            key = pool.resolve(c.snippet, now_ts, run.run_id)
+            key = pool.resolve(c.snippet, now_ts, run_id)
             touched.add(key)
             ev = c.event
             attributed.add(ev.id)
@@ -774,11 +802,16 @@ def light(ctx: Any, run: Any) -> LightResult:
                 ev.id, key, ev.ts, ev.day, ev.query_hash, ev.score, ev.source, c.overlap
             )
     report.events_attributed = len(attributed)
-    report.signals = len(pool.new_signals)
-    watermark_next = max([watermark, *(e.ts for e in events)]) if events else watermark
+    return touched
 
+
+def light_boost(
+    pool: CandidatePool, touched: set[str], now: dt.datetime, tz: Any, report: LightReport
+) -> None:
+    """One light-phase boost per staged candidate touched tonight (a re-run the same night adds
+    nothing)."""
     night = now.date().isoformat()
-    tz = ctx.workspace.timezone
+    now_ts = now.timestamp()
     for key in touched:
         c = pool.candidates[key]
         if c.status != "staged":
@@ -792,6 +825,32 @@ def light(ctx: Any, run: Any) -> LightResult:
         c.light_last = now_ts
         c.dirty = True
         report.reinforced += 1
+
+
+def light(ctx: Any, run: Any) -> LightResult:
+    """Stage the snippets of recent dailies and attribute the recall events since the last run
+    (the run's ``event_watermark``) to them: stage, locate the events' lines, credit each
+    search's snippets, apply the credits, and give touched candidates their nightly boost."""
+    cfg = run.config
+    now = run.now
+    now_ts = now.timestamp()
+    store = ctx.store
+    pool = CandidatePool.load(store, cfg["dedupe_jaccard"])
+    reader = DailyReader(ctx, cfg)
+    report = LightReport()
+    before_revived = revived(pool.status_changes)
+
+    touched = stage_dailies(ctx, run, pool, reader, report)
+    watermark = run.event_watermark
+    events = read_events(store, watermark, now_ts)
+    report.events_read = len(events)
+    groups = locate_events(ctx, events, now.date(), set(cfg["count_sources"]), report)
+    searches = credits_by_search(groups, pool, reader, cfg, report)
+    touched |= apply_credits(searches, groups, pool, reader, cfg, now_ts, run.run_id, report)
+    report.signals = len(pool.new_signals)
+    watermark_next = max([watermark, *(e.ts for e in events)]) if events else watermark
+    light_boost(pool, touched, now, ctx.workspace.timezone, report)
+
     report.new_candidates = sum(1 for c in pool.candidates.values() if c.is_new)
     report.merged_near_duplicates = pool.merged
     report.revived = revived(pool.status_changes) - before_revived
