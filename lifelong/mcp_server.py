@@ -21,6 +21,7 @@ from typing import Any
 
 from . import __version__, clock
 from .host import Host
+from .privacy import is_private_text
 
 RESOURCE_MEMORY = "memory://MEMORY.md"
 RESOURCE_TODAY = "memory://today"
@@ -49,7 +50,10 @@ def read_resource_text(host: Host, uri: str) -> str:
         return ws.read_text(ws.memory_file.name) if ws.memory_file.exists() else ""
     if uri == RESOURCE_TODAY:
         rel = f"memory/{clock.now(ws.timezone).date().isoformat()}.md"
-        return ws.read_text(rel) if (ws.root / rel).exists() else ""
+        text = ws.read_text(rel) if (ws.root / rel).exists() else ""
+        if is_private_text(rel, text):  # a resource has no scope: a private note stays behind memory_get
+            return f"{rel} is a private note: read it with memory_get and scope private"
+        return text
     raise ValueError(f"unknown resource {uri!r} (available: {RESOURCE_MEMORY}, {RESOURCE_TODAY})")
 
 

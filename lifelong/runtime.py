@@ -24,6 +24,7 @@ from .contracts import FlushResult, GateResult, JSONObject, Message, Session, Wr
 from .errors import LLMOffline
 from .host import Host
 from .journal import Journal
+from .privacy import gate_scope, is_private_text
 from .safety import redact_secrets, strip_invisible
 from .workspace import Workspace, append_text
 
@@ -56,19 +57,20 @@ class Memory:
     def session_start(self, session: Session, *, budget_chars: int = BOOTSTRAP_CHARS) -> str:
         """The context to load at the start of a session: MEMORY.md (direct chats only: it is
         personal; group and channel chats get the dailies alone), then yesterday's and today's
-        daily notes, within ``budget_chars`` (MEMORY.md first; the newest part of each daily)."""
+        daily notes, within ``budget_chars`` (MEMORY.md first; the newest part of each daily). A
+        private daily (``lifelong.privacy``) only when the session's scope may read it."""
         ws = self.workspace
         today = clock.now(ws.timezone).date()
         parts: list[tuple[str, str]] = []
         if str(session.get("chat_type") or "direct") == "direct" and ws.memory_file.exists():
             parts.append((ws.relpath(ws.memory_file), ws.read_text(ws.memory_file.name)))
         for day in (today - dt.timedelta(days=1), today):
-            path = ws.memory_dir / f"{day.isoformat()}.md"
-            if path.is_file():
-                label = "today" if day == today else "yesterday"
-                parts.append(
-                    (f"memory/{day.isoformat()}.md ({label})", ws.read_text(f"memory/{day.isoformat()}.md"))
-                )
+            rel = f"memory/{day.isoformat()}.md"
+            if (ws.root / rel).is_file():
+                text = ws.read_text(rel)
+                if gate_scope(session) != "private" and is_private_text(rel, text):
+                    continue  # a private daily only for the user's own direct chat that asks
+                parts.append((f"{rel} ({'today' if day == today else 'yesterday'})", text))
         out: list[str] = []
         left = budget_chars
         for title, text in parts:

@@ -148,3 +148,28 @@ def test_private_chunks_form_their_own_corpus(make_host) -> None:
         service.index_for(host.ctx).sync()
     rows = dict(host.store.conn.execute("SELECT corpus, count(*) FROM chunks GROUP BY corpus").fetchall())
     assert rows.get("private") == 1 and rows.get("memory") == 1
+
+
+def test_session_start_and_the_today_resource_keep_a_private_daily_back(tmp_path: Path) -> None:
+    from lifelong import Memory
+    from lifelong.mcp_server import RESOURCE_TODAY, read_resource_text
+
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    (root / "lifelong.yaml").write_text(
+        yaml.safe_dump({"timezone": "Europe/Berlin", "embedding": {"provider": "none"}})
+    )
+    (root / "MEMORY.md").write_text("# MEMORY\n")
+    (root / "memory" / "2026-03-24.md").write_text(
+        "---\nprivacy: private\n---\n# 2026-03-24\n\n- Therapy at 5 with Dr Okafor.\n"
+    )
+    (root / "memory" / "2026-03-23.md").write_text("# 2026-03-23\n\n- Shipped the Zurich offsite plan.\n")
+    with clock.pinned(NOW), Memory(root) as memory:
+        group = memory.session_start({"id": "g", "chat_type": "group", "scope": "private"})
+        direct = memory.session_start({"id": "d", "chat_type": "direct"})
+        mine = memory.session_start({"id": "m", "chat_type": "direct", "scope": "private"})
+        resource = read_resource_text(memory.host, RESOURCE_TODAY)
+    assert "Zurich" in group and "Therapy" not in group
+    assert "Zurich" in direct and "Therapy" not in direct
+    assert "Therapy" in mine
+    assert "Therapy" not in resource and "private note" in resource
