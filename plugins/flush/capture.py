@@ -105,9 +105,17 @@ def topic_of(texts: list[str], limit: int = 3) -> str:
 
 
 def render_note(
-    *, session_id: str, message: Message, mid: str, when: dt.datetime, body: str, reason: str
+    *,
+    session_id: str,
+    message: Message,
+    mid: str,
+    when: dt.datetime,
+    body: str,
+    reason: str,
+    private: bool = False,
 ) -> str:
-    front = {
+    front: dict[str, object] = {"privacy": "private"} if private else {}
+    front |= {
         "captured_from": "compaction",
         "session": session_id,
         "message_ids": [mid],
@@ -130,10 +138,12 @@ def plan_capture(
     known_hashes: set[str],
     corpus_text: str,
     min_tokens: int = 20,
+    private: bool = False,
 ) -> CapturePlan:
     """Sort ``messages`` into captured notes, the cached tier and already-known ones.
     ``corpus_text`` is what recent dailies already say (folded), so text the user or a flush turn
-    already wrote down is not captured twice."""
+    already wrote down is not captured twice. ``private``: a session in the private scope; its
+    notes are marked ``privacy: private`` (``lifelong.privacy``)."""
     plan = CapturePlan()
     seen: set[str] = set(known_hashes)
     folded_corpus = _SPACES.sub(" ", corpus_text).casefold()
@@ -159,7 +169,13 @@ def plan_capture(
         relpath = f"{CAPTURE_DIR}/{when.date().isoformat()}/{when.strftime('%H%M%S')}-{mid}.md"
         reason = "evicted by compaction, not yet in any note"
         text = render_note(
-            session_id=session_id, message=message, mid=mid, when=when, body=body, reason=reason
+            session_id=session_id,
+            message=message,
+            mid=mid,
+            when=when,
+            body=body,
+            reason=reason,
+            private=private,
         )
         plan.notes.append(CapturedNote(relpath, text, body, mid, digest, when, redacted))
         times.append(when)

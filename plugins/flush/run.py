@@ -18,6 +18,7 @@ from lifelong.contracts import FlushResult, Message, Session, WriteCandidate
 from lifelong.errors import LLMOffline
 from lifelong.host import Context
 from lifelong.journal import Journal
+from lifelong.privacy import PRIVATE_DIR, gate_scope
 from lifelong.workspace import append_text
 
 from . import tier
@@ -35,8 +36,9 @@ def load_record(ctx: Context, session_id: str) -> FlushRecord | None:
     return FlushRecord(row[0], row[1]) if row else None
 
 
-def daily_relpath(day: dt.date) -> str:
-    return f"memory/{day.isoformat()}.md"
+def daily_relpath(day: dt.date, *, private: bool = False) -> str:
+    """Today's daily, or for a session in the private scope its private twin under memory/private/."""
+    return f"{PRIVATE_DIR}{day.isoformat()}.md" if private else f"memory/{day.isoformat()}.md"
 
 
 @dataclass
@@ -66,10 +68,17 @@ def model_facts(ctx: Context, messages: list[Message], cfg: dict[str, Any], now:
 
 
 def write_facts(
-    ctx: Context, journal: Journal, outcome: FlushOutcome, session_id: str, now: dt.datetime
+    ctx: Context,
+    journal: Journal,
+    outcome: FlushOutcome,
+    session_id: str,
+    now: dt.datetime,
+    *,
+    private: bool = False,
 ) -> list[str]:
-    """Append the facts the gate allows to today's daily (append-only); returns what was written."""
-    rel = daily_relpath(now.date())
+    """Append the facts the gate allows to today's daily (append-only; the private daily for a
+    session in the private scope); returns what was written."""
+    rel = daily_relpath(now.date(), private=private)
     allowed = []
     for fact in outcome.facts:
         decision = ctx.host.decide_write(
@@ -85,6 +94,7 @@ def write_facts(
     if not allowed:
         return []
     path = ctx.workspace.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
     current = path.read_bytes().decode("utf-8") if path.exists() else f"# {now.date().isoformat()}\n"
     heading = f"\n## Saved before compaction ({now.strftime('%H:%M')}, session {session_id})\n"
     journal.write(path, append_text(current, heading + "".join(f"- {f}\n" for f in allowed)), action="flush")
@@ -181,8 +191,9 @@ def flush_before_compaction(ctx: Context, session: Session, messages: list[Messa
     run_id = f"flush-{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
     journal = Journal(ws, run_id, plugin=PLUGIN)
     outcome = model_facts(ctx, messages, cfg, now)
+    private = gate_scope(session) == "private"  # what a private session says stays private
     with ws.lock("write", timeout=cfg["lock_timeout_s"]):
-        written = write_facts(ctx, journal, outcome, session_id, now)
+        written = write_facts(ctx, journal, outcome, session_id, now, private=private)
         plan = plan_capture(
             messages if cfg["capture"] else [],
             session_id=session_id,
@@ -191,6 +202,7 @@ def flush_before_compaction(ctx: Context, session: Session, messages: list[Messa
             known_hashes={r[0] for r in ctx.store.conn.execute("SELECT hash FROM flush_captured")},
             corpus_text=recent_daily_text(ctx, now.date()),
             min_tokens=cfg["min_capture_tokens"],
+            private=private,
         )
         captured, cache_file = apply_capture(ctx, journal, plan, session_id, now, decision.compaction_count)
     redacted = outcome.secrets_redacted + plan.secrets_redacted
@@ -207,7 +219,7 @@ def flush_before_compaction(ctx: Context, session: Session, messages: list[Messa
     )
     pointer = plan.pointer
     if written:
-        pointer = f"{len(written)} fact(s) saved to {daily_relpath(now.date())}" + (
+        pointer = f"{len(written)} fact(s) saved to {daily_relpath(now.date(), private=private)}" + (
             f"; {pointer}" if pointer else ""
         )
     return FlushResult(

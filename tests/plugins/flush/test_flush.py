@@ -271,3 +271,30 @@ def test_compact_and_capture_commands(tmp_path: Path, flush_host) -> None:
     run_id = data["detail"]["run_id"]
     undo = runner.invoke(cli, ["-w", str(root), "capture", "undo", run_id])
     assert undo.exit_code == 0 and not list((root / "memory" / "captured").rglob("*.md"))
+
+
+def test_a_private_session_flushes_into_private_notes(flush_host) -> None:
+    from lifelong.privacy import is_private_text
+
+    host = flush_host(
+        {"memory/2026-05-02.md": DAILY},
+        flush={"model": "openai/gpt-4o-mini", "model_options": {"mock_response": FACTS}},
+    )
+    root = host.workspace.root
+    before = (root / "memory/2026-05-02.md").read_bytes()
+    result = compact(host, {**forced(), "chat_type": "direct", "scope": "private"})
+    assert result.flushed and result.pointer.startswith("2 fact(s) saved to memory/private/2026-05-02.md")
+    assert (root / "memory/2026-05-02.md").read_bytes() == before  # the shared daily is untouched
+    assert "api.tidewater.io" in (root / "memory/private/2026-05-02.md").read_text()
+    assert result.captured_paths
+    for rel in result.captured_paths:
+        assert is_private_text(rel, (root / rel).read_text())
+    with clock.pinned(NOW):
+        shared = host.call_tool(
+            "memory_search", {"query": "SSL certificate api.tidewater.io", "min_score": 0}
+        )
+        private = host.call_tool(
+            "memory_search", {"query": "SSL certificate api.tidewater.io", "scope": "private"}
+        )
+    assert not shared["results"]
+    assert private["results"]
