@@ -24,9 +24,11 @@ def recall_status(ctx: Context) -> StatusReport:
     embedder = idx.meta("embedder") or "none (FTS-only)"
     behind = idx.needs_sync()
     pending = idx.pending_vectors()
+    private = conn.execute("SELECT count(DISTINCT path) FROM chunks WHERE corpus = 'private'").fetchone()[0]
     indexed = int(files.get("indexed", 0))
     summary = [
-        f"{indexed} files indexed, {chunks} chunks, {vectors} vectors ({embedder})",
+        f"{indexed} files indexed{f' ({private} private)' if private else ''}, {chunks} chunks, "
+        f"{vectors} vectors ({embedder})",
         f"last index {last_text}" if last_text else "never indexed",
     ]
     if pending:
@@ -54,6 +56,7 @@ def recall_status(ctx: Context) -> StatusReport:
             "chunks": chunks,
             "vectors": vectors,
             "vectors_pending": pending,
+            "files_private": private,
             "embedder": embedder,
             "last_index": last_text,
             "behind_files": behind,

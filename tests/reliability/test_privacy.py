@@ -148,6 +148,8 @@ def test_private_chunks_form_their_own_corpus(make_host) -> None:
         service.index_for(host.ctx).sync()
     rows = dict(host.store.conn.execute("SELECT corpus, count(*) FROM chunks GROUP BY corpus").fetchall())
     assert rows.get("private") == 1 and rows.get("memory") == 1
+    recall = next(r for r in host.call("status_report", ctx=host.ctx) if r and r.plugin == "recall")
+    assert recall.data["files_private"] == 1 and "(1 private)" in recall.summary[0]
 
 
 def test_session_start_and_the_today_resource_keep_a_private_daily_back(tmp_path: Path) -> None:
