@@ -82,6 +82,7 @@ class Tally:
     failed: list[str] = field(default_factory=list)
     search_ms: list[float] = field(default_factory=list)
     search_inner_ms: list[float] = field(default_factory=list)  # the search itself (its JSON elapsed_ms)
+    record_ms: list[float] = field(default_factory=list)  # of it, recording the recall events
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def check(self, what: str, res: subprocess.CompletedProcess[str]) -> None:
@@ -104,12 +105,14 @@ def writer(ws: Path, name: str, stop: float, tally: Tally) -> None:
         with tally.lock:
             tally.appended[token] = path.name
         t0 = time.monotonic()
-        res = cli(ws, "search", token, "--json")
+        res = cli(ws, "search", token, "--json", "--explain")
         tally.search_ms.append((time.monotonic() - t0) * 1000)
         tally.check(f"writer {name} search", res)
         if res.returncode == 0:
             try:
-                tally.search_inner_ms.append(float(json.loads(res.stdout)["elapsed_ms"]))
+                data = json.loads(res.stdout)
+                tally.search_inner_ms.append(float(data["elapsed_ms"]))
+                tally.record_ms.append(float(data["legs"]["record_ms"]))
             except (ValueError, KeyError):
                 pass
 
@@ -179,6 +182,7 @@ def run(seconds: int, files: int, seed: int) -> dict:
                 not_found.append(token)
     ms = sorted(tally.search_ms)
     inner = sorted(tally.search_inner_ms)
+    record = sorted(tally.record_ms)
     return {
         "seconds": seconds,
         "wall_s": round(wall, 1),
@@ -194,6 +198,8 @@ def run(seconds: int, files: int, seed: int) -> dict:
         "search_ms_p95": round(ms[int(0.95 * (len(ms) - 1))], 1) if ms else None,
         "search_inner_ms_p50": round(statistics.median(inner), 1) if inner else None,
         "search_inner_ms_p95": round(inner[int(0.95 * (len(inner) - 1))], 1) if inner else None,
+        "record_ms_p50": round(statistics.median(record), 1) if record else None,
+        "record_ms_p95": round(record[int(0.95 * (len(record) - 1))], 1) if record else None,
         "examples": (tally.locked + tally.failed)[:5] + not_found[:5],
     }
 
@@ -212,7 +218,8 @@ def main(argv: list[str] | None = None) -> None:
         f"{r['not_findable']}, duplicated {r['duplicated']}\n"
         f"  'database is locked' reaching a user: {r['database_locked']}; other failed commands: {r['other_failures']}\n"
         f"  search while indexing (CLI wall time incl. start-up and auto-sync): p50 {r['search_ms_p50']} ms, "
-        f"p95 {r['search_ms_p95']} ms; the search itself p50 {r['search_inner_ms_p50']} ms, p95 {r['search_inner_ms_p95']} ms\n"
+        f"p95 {r['search_ms_p95']} ms; the search itself p50 {r['search_inner_ms_p50']} ms, p95 {r['search_inner_ms_p95']} ms, "
+        f"of which recording its recall events p50 {r['record_ms_p50']} ms, p95 {r['record_ms_p95']} ms\n"
         f"  the watcher stopped {r['watcher_stop_s']} s after Ctrl-C"
     )
     for example in r["examples"]:

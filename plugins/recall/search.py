@@ -557,16 +557,25 @@ class Searcher:
             # leaves an answer of the concept index alone), and other corpora are merged as below
             answered = self._plugin_pass(req, [as_candidate(c) for c in pre], now)
             results = select_answered(answered, req, self.config)
-            self._record(req, results, now)
-            elapsed = (time.monotonic() - started) * 1000
-            return SearchOutcome(req, results, elapsed, {"retrieval_pre": True}, True)
-        legs: dict[str, Any] = {}
+            legs: dict[str, Any] = {"retrieval_pre": True}
+            self._timed_record(req, results, now, legs)
+            return SearchOutcome(req, results, (time.monotonic() - started) * 1000, legs, True)
+        legs = {}
         candidates = self._hybrid_candidates(req, now, legs)
         if candidates is None:
             return SearchOutcome(req, [], (time.monotonic() - started) * 1000, legs)
         results = select_results(self._plugin_pass(req, candidates, now), req, self.config)
-        self._record(req, results, now)
+        self._timed_record(req, results, now, legs)
         return SearchOutcome(req, results, (time.monotonic() - started) * 1000, legs)
+
+    def _timed_record(
+        self, req: SearchRequest, results: list[Candidate], now: dt.datetime, legs: dict[str, Any]
+    ) -> None:
+        """Record the recall events; ``legs["record_ms"]`` is how long that took (it waits for the
+        write lock when another process holds it)."""
+        t0 = time.monotonic()
+        self._record(req, results, now)
+        legs["record_ms"] = (time.monotonic() - t0) * 1000
 
     def _plugin_pass(
         self, req: SearchRequest, candidates: list[Candidate], now: dt.datetime
