@@ -440,6 +440,13 @@ class Workspace:
         finally:
             lock.release()
 
+    def sweep_temp_files(self, timeout: float = 10.0) -> None:
+        """Remove the temp files a killed writer left, if this process has not yet: taking the
+        ``write`` lock sweeps them the first time (see :meth:`lock`). For a job that must start
+        clean before it writes anything (a dream, a rollback)."""
+        with self.lock("write", timeout=timeout):
+            return
+
     def remove_stale_temp_files(self) -> list[str]:
         """Delete the temp files :func:`atomic_write` leaves when its process is killed between
         creating and renaming them (``.NAME.XXXXXXXX.tmp`` beside NAME) in the folders the suite

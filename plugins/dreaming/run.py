@@ -246,9 +246,7 @@ def run_dream(
     cfg = ctx.config(PLUGIN)
     started = time.monotonic()
     with ws.lock("dream", timeout=float(cfg["lock_timeout_s"])):
-        # the first write lock of the process sweeps temp files a killed writer left behind
-        with ws.lock("write", timeout=float(cfg["lock_timeout_s"])):
-            pass
+        ws.sweep_temp_files(timeout=float(cfg["lock_timeout_s"]))
         store = ctx.store
         resolved = resolve_interrupted(ctx) if not dry_run else Resolved()
         now = ctx.now()
@@ -633,8 +631,7 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
     store = ctx.store
     cfg = ctx.config(PLUGIN)
     with ws.lock("dream", timeout=float(cfg["lock_timeout_s"])):
-        with ws.lock("write", timeout=float(cfg["lock_timeout_s"])):
-            pass  # sweeps temp files a killed writer left
+        ws.sweep_temp_files(timeout=float(cfg["lock_timeout_s"]))
         resolved = resolve_interrupted(ctx)
         rows = store.query("SELECT * FROM dream_runs WHERE run_id = ?", (run_id,))
         if not rows:

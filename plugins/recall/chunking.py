@@ -32,7 +32,9 @@ SKIPPED_UNIT_KINDS = ("heading", "hr")
 
 
 @dataclass(frozen=True)
-class Chunk:
+class Span:
+    """Exact source lines under their heading path (what chunks and units have in common)."""
+
     start_line: int
     end_line: int
     text: str
@@ -42,13 +44,16 @@ class Chunk:
     def heading(self) -> str:
         return " > ".join(self.heading_path)
 
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
-
     def embedding_text(self) -> str:
         """What is embedded: the heading path gives a bare list item its context."""
         return f"{self.heading}\n{self.text}" if self.heading_path else self.text
+
+
+@dataclass(frozen=True)
+class Chunk(Span):
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
 _BREAKS = (". ", "! ", "? ", "。", "！", "？", "; ", ", ", " ")
@@ -182,20 +187,8 @@ def chunk_markdown(
 
 
 @dataclass(frozen=True)
-class Unit:
+class Unit(Span):
     """One retrieval unit: exact source lines inside one chunk."""
-
-    start_line: int
-    end_line: int
-    text: str
-    heading_path: tuple[str, ...]
-
-    @property
-    def heading(self) -> str:
-        return " > ".join(self.heading_path)
-
-    def embedding_text(self) -> str:
-        return f"{self.heading}\n{self.text}" if self.heading_path else self.text
 
 
 def retrieval_units(

