@@ -16,7 +16,8 @@ The corpus (seeded, reproducible, cached under ``evals/.cache/bench/``):
 
 The index rows are bulk-inserted straight into the recall plugin's tables in one transaction
 (``chunks``, FTS5 ``chunks_fts``, ``units`` and ``unit_vectors`` (one paragraph per chunk is one
-retrieval unit, its vector the chunk's), ``chunk_vectors``, ``chunk_codes`` with the codes computed by
+retrieval unit, its vector the chunk's, with three synthetic sentence vectors near it, as
+``sentence_vectors`` stores them), ``chunk_vectors``, ``chunk_codes`` with the codes computed by
 the plugin's own ``pack_codes`` around the centroid of the first 20,000 vectors, ``files`` with the
 real checksums of the files written to disk, ``index_meta`` keys ``embedder``,
 ``vector_centroid`` and ``generation``). The files on disk hold the same text, so the sync's scan
@@ -278,9 +279,10 @@ def build_corpus(root: Path, n: int, seed: int, n_queries: int, log: Callable[[s
             _bulk_build(root, n, seed, log)
         marker.write_text(json.dumps(spec))
     with clock.pinned(NOW):
-        _reset_today(root)
         _fill_units(root, log)
         _fill_terms(root, log)
+        _fill_sentences(root, seed, log)
+        _reset_today(root)
     queries = make_queries(n, seed, n_queries)
     db = root / ".lifelong" / "index.sqlite"
     return Corpus(
@@ -445,6 +447,46 @@ def _fill_units(root: Path, log: Callable[[str], None]) -> None:
             )
             conn.execute("COMMIT")
         log(f"    added {missing:,} retrieval units to a corpus built before they existed")
+    finally:
+        host.close()
+
+
+SENTENCES_PER_UNIT = 3  # LoCoMo's turns average 3.4 embedded sentences (units of one sentence: 0)
+
+
+def _fill_sentences(root: Path, seed: int, log: Callable[[str], None]) -> None:
+    """Units without sentence vectors get ``SENTENCES_PER_UNIT`` of them (their own vector plus
+    noise, cosine ~0.9 to it, stored as float16 as the indexer stores them), so a search reads
+    and scores sentence vectors as on a real index; the index is marked as holding them, so the
+    benchmark's syncs never embed a million units' sentences."""
+    from lifelong_plugins.recall.index import SENTENCES_KEY
+
+    host = _host(root)
+    try:
+        conn = host.store.conn
+        ids = [r[0] for r in conn.execute("SELECT unit_id FROM unit_vectors WHERE sentences IS NULL")]
+        rng = np.random.default_rng(seed + 7)
+        with host.store.lock:
+            conn.execute("BEGIN IMMEDIATE")
+            for i in range(0, len(ids), 20000):
+                part = ids[i : i + 20000]
+                rows = conn.execute(
+                    "SELECT unit_id, embedding FROM unit_vectors WHERE unit_id IN (SELECT value FROM json_each(?))",
+                    [json.dumps(part)],
+                ).fetchall()
+                vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+                dim = vecs.shape[1]
+                noisy = vecs[:, None, :] + rng.normal(0, 0.5 / np.sqrt(dim), (len(rows), SENTENCES_PER_UNIT, dim))
+                noisy /= np.linalg.norm(noisy, axis=2, keepdims=True)
+                blobs = noisy.astype(np.float16)
+                conn.executemany(
+                    "UPDATE unit_vectors SET sentences = ? WHERE unit_id = ?",
+                    [(blobs[j].tobytes(), rows[j][0]) for j in range(len(rows))],
+                )
+            conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, '1')", (SENTENCES_KEY,))
+            conn.execute("COMMIT")
+        if ids:
+            log(f"    gave {len(ids):,} units {SENTENCES_PER_UNIT} sentence vectors each")
     finally:
         host.close()
 

@@ -229,7 +229,11 @@ def index_trials(work: Path, trials: int, files: int, rng: random.Random) -> dic
             problems.append(f"next index failed: {again.stderr.strip()[-200:]}")
         elif fresh:
             report = json.loads(again.stdout)
-            resumed.append(int(report.get("embedded", 0)) + int(report.get("units_embedded", 0)))
+            resumed.append(
+                int(report.get("embedded", 0))
+                + int(report.get("units_embedded", 0))
+                + int(report.get("sentences_embedded", 0))
+            )
         if not db.exists():
             failures.append(f"trial {i}: no index after the next index ({again.stderr.strip()[-300:]})")
             shutil.rmtree(ws, ignore_errors=True)

@@ -16,12 +16,15 @@ and Japanese by character, not at English rates.
 Search scores *units* (:func:`retrieval_units`): the blocks of a chunk other than headings (a
 turn, a list item, a paragraph), a block larger than ``unit_tokens`` split on line boundaries,
 each clipped to its chunk's line range. A unit is what a search result returns; its chunk is its
-context (candidate generation, and part of its score).
+context (candidate generation, and part of its score). A unit of two sentences or more is also
+embedded sentence by sentence (:meth:`Span.sentence_texts`), so one matching sentence is not
+diluted by the rest of its turn or paragraph.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from lifelong.markdown import Block, estimate_tokens, parse_blocks, split_lines
@@ -29,6 +32,17 @@ from lifelong.markdown import Block, estimate_tokens, parse_blocks, split_lines
 __all__ = ["Block", "Chunk", "Unit", "chunk_markdown", "chunk_units", "estimate_tokens", "parse_blocks"]
 
 SKIPPED_UNIT_KINDS = ("heading", "hr")
+
+# a line's list marker, its bracketed tag and who speaks (``- [D1:3] Caroline: ...``)
+SPEAKER_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]\n]{1,40}\]\s*)?([A-Z][\w.'’ -]{0,40}?):\s")
+_LINE_MARK = re.compile(r"^\s*(?:>\s*)*(?:[-*+]\s+|\d{1,3}[.)]\s+)?(?:\[[ xX]\]\s+)?")
+# a sentence ends at . ! ? followed by a space and then a capital, a digit, a quote or a bracket
+# (checked in split_sentences), or at a CJK full stop; not after a short abbreviation ("Dr.
+# Keller", "e.g. Rome", "J. Smith")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+_OPENS_SENTENCE = frozenset("\"'“‘([¿¡")
+_ABBREVIATIONS = frozenset("dr mr mrs ms prof st mt jr sr vs etc e.g i.e no fig approx ca".split())
+MAX_SENTENCES = 24  # a unit's sentences embedded at most (a unit holds about 160 tokens)
 
 
 @dataclass(frozen=True)
@@ -47,6 +61,46 @@ class Span:
     def embedding_text(self) -> str:
         """What is embedded: the heading path gives a bare list item its context."""
         return f"{self.heading}\n{self.text}" if self.heading_path else self.text
+
+    def sentence_texts(self) -> list[str]:
+        """:func:`sentence_texts` of this span."""
+        return sentence_texts(self.heading, self.text)
+
+
+def sentence_texts(heading: str, text: str) -> list[str]:
+    """What is embedded for each sentence of a text of two sentences or more (nothing
+    otherwise): the sentence under the heading path, with the speaker the first line names
+    ("Melanie: Just got some new shoes, too!"), without list markers or tags."""
+    sentences = split_sentences(text)
+    if len(sentences) < 2:
+        return []
+    m = SPEAKER_RE.match(text)
+    who = f"{m.group(1)}: " if m else ""
+    head = f"{heading}\n" if heading else ""
+    return [f"{head}{who}{s}" for s in sentences[:MAX_SENTENCES]]
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a block's text (pure): each line without its list marker, tag and
+    speaker, cut after sentence ends; a piece without a letter, or of three ASCII characters or
+    fewer ("Hi!"), is dropped."""
+    out: list[str] = []
+    for line in text.splitlines():
+        m = SPEAKER_RE.match(line)
+        body = line[m.end() :] if m else line[_LINE_MARK.match(line).end() :]
+        start = 0
+        for cut in _SENTENCE_END.finditer(body):
+            nxt = body[cut.end() : cut.end() + 1]
+            if not nxt or not (nxt.isupper() or nxt.isdigit() or nxt in _OPENS_SENTENCE or not nxt.isascii()):
+                continue
+            before = body[start : cut.start()].rsplit(None, 1)
+            last = before[-1].rstrip(".").lower() if before else ""
+            if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
+                continue  # "Dr. Keller", "J. Smith"
+            out.append(body[start : cut.start()].strip())
+            start = cut.end()
+        out.append(body[start:].strip())
+    return [s for s in out if any(ch.isalpha() for ch in s) and (len(s) > 3 or not s.isascii())]
 
 
 @dataclass(frozen=True)

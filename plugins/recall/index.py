@@ -37,6 +37,7 @@ from .vector_store import PENDING_KEY, PendingChunk, PendingUnit, VectorStore, t
 from .vectors import CodeMatrix
 
 GENERATED_FILES = ("DREAMS.md",)
+SENTENCES_KEY = "sentence_vectors"  # "1" once sentence vectors are wanted (see _mark_sentences_due)
 EMBED_LOCK_WAIT_S = 3600.0  # how long `lifelong index` waits for another process's embedding
 TEXT_BATCH_S = 1.0  # a sync's text side commits after holding the write lock about this long
 CODE_LOG_KEEP = 200_000  # code_log rows kept: a process further behind reloads every code
@@ -233,6 +234,7 @@ class SyncReport:
     embedded: int = 0  # chunk texts embedded
     cache_hits: int = 0  # chunk texts found in the embedding cache
     units_embedded: int = 0  # unit texts embedded (a unit equal to its chunk's text is not)
+    sentences_embedded: int = 0  # the units' sentence texts embedded
     skipped: dict[str, str] = field(default_factory=dict)
     elapsed_ms: float = 0.0
     vectors: str = "ok"
@@ -245,6 +247,7 @@ class SyncReport:
             "embedded": self.embedded,
             "embedding_cache_hits": self.cache_hits,
             "units_embedded": self.units_embedded,
+            "sentences_embedded": self.sentences_embedded,
             "skipped": self.skipped,
             "elapsed_ms": round(self.elapsed_ms, 1),
             "vectors": self.vectors,
@@ -368,7 +371,9 @@ class RecallIndex:
             return False
         if self.meta("embedder") != self.embedder_id(self.embedder):
             return True
-        return backlog and self.meta(PENDING_KEY) is not None
+        return backlog and (
+            self.meta(PENDING_KEY) is not None or self.meta(SENTENCES_KEY) != self._sentences_wanted()
+        )
 
     def sync_if_changed(self, *, backlog: bool = False) -> SyncReport | None:
         """Sync when something changed; one scan serves both the check and the sync. The
@@ -412,6 +417,8 @@ class RecallIndex:
             embedder = self.embedder
             # vectors of another provider/model (or none yet) are rebuilt for every chunk
             stale_vectors = embedder is not None and self.meta("embedder") != self.embedder_id(embedder)
+            if embedder is not None:
+                self._mark_sentences_due(backlog=not stale_vectors)
             resume = embedder is not None and not stale_vectors and self.meta(PENDING_KEY) is not None
             plan = plan_changes(disk, indexed, force=force)
         report = SyncReport(plan)
@@ -533,6 +540,32 @@ class RecallIndex:
             first = False
         return pending, unit_pending, token
 
+    def _sentence_vectors(self) -> bool:
+        return bool(self.config["unit_vectors"] and self.config["sentence_vectors"])
+
+    def _sentences_wanted(self) -> str | None:
+        """The ``sentence_vectors`` mark this index should hold under its config."""
+        return "1" if self._sentence_vectors() else None
+
+    def _mark_sentences_due(self, backlog: bool) -> None:
+        """Under the store lock: when sentence vectors were just turned on (or this index
+        predates them) and ``backlog`` (its units have vectors to keep), mark the vectors
+        pending, so the next full sync embeds the sentences of the units the index already
+        holds (a search's auto-sync leaves that backlog alone)."""
+        want = self._sentences_wanted()
+        if self.meta(SENTENCES_KEY) == want:
+            return
+        conn = self.store.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.set_meta(SENTENCES_KEY, want)
+            if want and backlog:
+                self.vectors.mark_pending()
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
     def _embed(
         self,
         embedder: Embedder,
@@ -559,7 +592,9 @@ class RecallIndex:
         try:
             if everything:
                 with self.store.lock:
-                    pending, unit_pending = self.vectors.missing(self.config["unit_vectors"])
+                    pending, unit_pending = self.vectors.missing(
+                        self.config["unit_vectors"], self._sentence_vectors()
+                    )
                     token = self.meta(PENDING_KEY)
             out = self.vectors.embed_pending(
                 embedder,
@@ -574,6 +609,7 @@ class RecallIndex:
             lock.__exit__(None, None, None)
         report.embedded += out.embedded
         report.units_embedded += out.units_embedded
+        report.sentences_embedded += out.sentences_embedded
         report.cache_hits += out.cache_hits
         if out.failed:
             self._embedder_failed = out.failed
@@ -711,7 +747,15 @@ class RecallIndex:
                         encode_terms(unit.text),
                     ),
                 )
-                units_to_embed.append(PendingUnit(ucur.lastrowid, cid, uhash, utext))
+                units_to_embed.append(
+                    PendingUnit(
+                        ucur.lastrowid,
+                        cid,
+                        uhash,
+                        utext,
+                        tuple(unit.sentence_texts()) if self._sentence_vectors() else None,
+                    )
+                )
         conn.execute(
             "INSERT OR REPLACE INTO files(path, corpus, sha256, mtime, size, status, error, indexed_at) "
             "VALUES (?, ?, ?, ?, ?, 'indexed', ?, ?)",

@@ -24,6 +24,7 @@ from lifelong.markdown import estimate_tokens
 from lifelong.privacy import corpus_predicate
 from lifelong.text import fold, stem, words
 
+from .chunking import SPEAKER_RE
 from .index import RecallIndex, is_generated_path
 from .scoring import (
     bm25_coverage,
@@ -99,9 +100,6 @@ def written_by_sql(now: float) -> tuple[str, list[Any]]:
 def dated_after(c: Candidate, now: float) -> bool:
     """The same rule for a candidate a plugin supplied (the concept index, the wiki)."""
     return not c.evergreen and c.source_date is not None and c.source_date > now
-
-
-SPEAKER_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]\n]{1,40}\]\s*)?([A-Z][\w.'’ -]{0,40}?):\s")
 
 
 def speaker_of(text: str) -> tuple[str, ...]:
@@ -431,9 +429,32 @@ class Searcher:
         return out
 
     def _unit_cosines(self, qvec: np.ndarray, unit_ids: list[int]) -> dict[int, float]:
-        return self._stored_cosines(
-            "SELECT unit_id, embedding FROM unit_vectors WHERE unit_id", qvec, unit_ids
-        )
+        """unit id -> cosine with the query: of the unit's own vector, or of its best sentence
+        when that is higher (``sentence_vectors``: one matching sentence of a long turn or
+        paragraph is not diluted by the rest)."""
+        if not unit_ids:
+            return {}
+        rows = self.conn.execute(
+            "SELECT unit_id, embedding, sentences FROM unit_vectors WHERE unit_id IN "
+            "(SELECT value FROM json_each(?))",
+            [json.dumps(unit_ids)],
+        ).fetchall()
+        if not rows:
+            return {}
+        vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        sims = _dot(vecs, qvec)
+        out = {rows[i][0]: float(sims[i]) for i in range(len(rows))}
+        if not self.config["sentence_vectors"]:
+            return out
+        dim = vecs.shape[1]
+        owners = [r[0] for r in rows if r[2] for _ in range(len(r[2]) // (2 * dim))]  # float16
+        if owners:
+            svecs = np.frombuffer(b"".join(r[2] for r in rows if r[2]), dtype=np.float16).astype(np.float32)
+            ssims = _dot(svecs.reshape(len(owners), dim), qvec)
+            for uid, sim in zip(owners, ssims.tolist(), strict=True):
+                if sim > out[uid]:
+                    out[uid] = sim
+        return out
 
     def _unit_candidates(
         self,

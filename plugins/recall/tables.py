@@ -190,3 +190,12 @@ def m007_fts_text(db):  # noqa: ANN001
     db.execute("CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row)")
     db.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5)')")
     db.execute("UPDATE files SET sha256 = NULL, mtime = -1")  # -1: the cheap check sees a change
+
+
+@migrations()
+def m008_sentence_vectors(db):  # noqa: ANN001
+    """Each unit's sentence vectors (``chunking.sentence_texts``), concatenated float16 beside
+    its own vector: NULL until embedded, empty for a unit of one sentence. The next full sync
+    (``lifelong index``, the watcher) embeds them for the units an index already holds."""
+    if "sentences" not in {c.name for c in db["unit_vectors"].columns}:
+        db.execute("ALTER TABLE unit_vectors ADD COLUMN sentences BLOB")

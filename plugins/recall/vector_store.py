@@ -26,6 +26,7 @@ import numpy as np
 from lifelong import clock
 from lifelong.contracts import Embedder, EmbeddingUnavailable
 
+from .chunking import sentence_texts
 from .vectors import (
     CENTROID_KEY,
     CENTROID_MIN_VECTORS,
@@ -56,6 +57,12 @@ class PendingUnit:
     chunk_id: int
     embed_hash: str
     text: str
+    # what is embedded for each of its sentences (``chunking.sentence_texts``; () for a unit of
+    # one sentence); None when sentence vectors are off
+    sentences: tuple[str, ...] | None = None
+
+    def sentence_hashes(self) -> list[str]:
+        return [text_hash(t) for t in self.sentences or ()]
 
 
 @dataclass
@@ -64,6 +71,7 @@ class EmbedOutcome:
 
     embedded: int = 0  # chunk texts embedded
     units_embedded: int = 0  # unit texts embedded
+    sentences_embedded: int = 0  # sentence texts embedded
     cache_hits: int = 0  # chunk texts found in the embedding cache
     stored: int = 0  # chunk vectors stored
     left: int = 0  # chunks still without a vector (budget spent, or the model failed)
@@ -75,6 +83,15 @@ def embed_text(text: str) -> str:
     """The text given to the model: at most ``EMBED_MAX_CHARS`` characters, so one enormous
     chunk costs what any other costs (its cache key stays the hash of the whole text)."""
     return text if len(text) <= EMBED_MAX_CHARS else text[:EMBED_MAX_CHARS]
+
+
+def sentence_blob(vectors: list[bytes]) -> bytes:
+    """A unit's sentence vectors as stored beside its own (``unit_vectors.sentences``):
+    concatenated float16, half the size of float32 at a cosine error under 1e-3; b"" for a unit
+    of one sentence (NULL in the table: sentence vectors off or not embedded yet)."""
+    if not vectors:
+        return b""
+    return np.frombuffer(b"".join(vectors), dtype=np.float32).astype(np.float16).tobytes()
 
 
 def text_hash(text: str) -> str:
@@ -133,8 +150,12 @@ class VectorStore:
         conn.execute("DELETE FROM chunk_codes WHERE chunk_id NOT IN (SELECT chunk_id FROM chunk_vectors)")
         conn.execute("DELETE FROM unit_vectors WHERE unit_id NOT IN (SELECT id FROM units)")
 
-    def missing(self, with_units: bool) -> tuple[list[PendingChunk], list[PendingUnit]]:
-        """Every chunk (and unit) without a vector: what a killed or paused pass left."""
+    def missing(
+        self, with_units: bool, with_sentences: bool = False
+    ) -> tuple[list[PendingChunk], list[PendingUnit]]:
+        """Every chunk (and unit) without a vector: what a killed or paused pass left.
+        ``with_sentences``: a unit whose sentences were never embedded (an index from before
+        sentence vectors, or with them off) counts as missing too."""
         conn = self.store.conn
         chunks = [
             PendingChunk(r[0], r[1], f"{r[2]}\n{r[3]}" if r[2] else r[3])
@@ -143,12 +164,19 @@ class VectorStore:
                 " LEFT JOIN chunk_vectors v ON v.chunk_id = c.id WHERE v.chunk_id IS NULL ORDER BY c.id"
             )
         ]
+        lacking = "v.unit_id IS NULL OR v.sentences IS NULL" if with_sentences else "v.unit_id IS NULL"
         units = (
             [
-                PendingUnit(r[0], r[1], r[2], f"{r[3]}\n{r[4]}" if r[3] else r[4])
+                PendingUnit(
+                    r[0],
+                    r[1],
+                    r[2],
+                    f"{r[3]}\n{r[4]}" if r[3] else r[4],
+                    tuple(sentence_texts(r[3], r[4])) if with_sentences else None,
+                )
                 for r in conn.execute(
                     "SELECT u.id, u.chunk_id, u.embed_hash, u.heading, u.text FROM units u"
-                    " LEFT JOIN unit_vectors v ON v.unit_id = u.id WHERE v.unit_id IS NULL ORDER BY u.id"
+                    f" LEFT JOIN unit_vectors v ON v.unit_id = u.id WHERE {lacking} ORDER BY u.id"
                 )
             ]
             if with_units
@@ -180,10 +208,12 @@ class VectorStore:
         for u in units:
             units_of.setdefault(u.chunk_id, []).append(u)
         derived = self._derived(chunks, units_of)
-        cached = self._cached(provider, model, {c.embed_hash for c in chunks} | {u.embed_hash for u in units})
+        unit_hashes = {u.embed_hash for u in units}
+        sentence_hashes = {h for u in units for h in u.sentence_hashes()}
+        cached = self._cached(provider, model, {c.embed_hash for c in chunks} | unit_hashes | sentence_hashes)
         out.cache_hits = sum(1 for c in chunks if c.id not in derived and c.embed_hash in cached)
         chunk_hashes = {c.embed_hash for c in chunks if c.id not in derived}
-        todo = sum(1 for h in chunk_hashes | {u.embed_hash for u in units} if h not in cached)
+        todo = sum(1 for h in chunk_hashes | unit_hashes | sentence_hashes if h not in cached)
         done_texts = 0
         # batches follow the chunks, each with its units, so a chunk whose vector is its units'
         # mean is stored with them; units of chunks not pending come last
@@ -196,12 +226,20 @@ class VectorStore:
             mine = units_of.get(c.id, [])
             current[0].append(c)
             current[1].extend(mine)
-            size += (0 if c.id in derived else 1) + len(mine)
+            size += (0 if c.id in derived else 1) + sum(1 + len(u.sentences or ()) for u in mine)
             if size >= BATCH_TEXTS:
                 groups.append(current)
                 current, size = ([], []), 0
-        for i in range(0, len(orphans), BATCH_TEXTS):
-            groups.append(([], orphans[i : i + BATCH_TEXTS]))
+        batch: list[PendingUnit] = []
+        batch_size = 0
+        for u in orphans:
+            batch.append(u)
+            batch_size += 1 + len(u.sentences or ())
+            if batch_size >= BATCH_TEXTS:
+                groups.append(([], batch))
+                batch, batch_size = [], 0
+        if batch:
+            groups.append(([], batch))
         if current[0] or current[1]:
             groups.append(current)
         for n, (gchunks, gunits) in enumerate(groups):
@@ -212,6 +250,9 @@ class VectorStore:
             for u in gunits:
                 if u.embed_hash not in cached:
                     need.setdefault(u.embed_hash, u.text)
+                for h, t in zip(u.sentence_hashes(), u.sentences or (), strict=True):
+                    if h not in cached:
+                        need.setdefault(h, t)
             fresh: list[tuple[str, bytes]] = []
             if need:
                 try:
@@ -223,7 +264,10 @@ class VectorStore:
                 fresh = [(h, to_blob(v)) for h, v in zip(need, vecs, strict=True)]
                 cached.update(fresh)
                 out.embedded += sum(1 for h in need if h in chunk_hashes)
-                out.units_embedded += sum(1 for h in need if h not in chunk_hashes)
+                out.units_embedded += sum(1 for h in need if h in unit_hashes and h not in chunk_hashes)
+                out.sentences_embedded += sum(
+                    1 for h in need if h in sentence_hashes and h not in unit_hashes and h not in chunk_hashes
+                )
                 done_texts += len(need)
                 if progress:
                     progress("embed", min(done_texts, todo), todo)
@@ -301,6 +345,13 @@ class VectorStore:
                 alive_chunks = self._alive("chunks", [(c.id, c.embed_hash) for c in chunks])
                 alive_units = self._alive("units", [(u.id, u.embed_hash) for u in units])
                 unit_blob = {u.id: cached[u.embed_hash] for u in units if u.id in alive_units}
+                unit_sentences = {
+                    u.id: None
+                    if u.sentences is None
+                    else sentence_blob([cached[h] for h in u.sentence_hashes()])
+                    for u in units
+                    if u.id in alive_units
+                }
                 rows = []
                 for c in chunks:
                     if c.id not in alive_chunks:
@@ -316,8 +367,8 @@ class VectorStore:
                 self.store_vectors(rows)
                 if unit_blob:
                     conn.executemany(
-                        "INSERT OR REPLACE INTO unit_vectors(unit_id, embedding) VALUES (?, ?)",
-                        list(unit_blob.items()),
+                        "INSERT OR REPLACE INTO unit_vectors(unit_id, embedding, sentences) VALUES (?, ?, ?)",
+                        [(uid, blob, unit_sentences[uid]) for uid, blob in unit_blob.items()],
                     )
                 conn.execute("COMMIT")
             except BaseException:
