@@ -476,7 +476,9 @@ def _fill_sentences(root: Path, seed: int, log: Callable[[str], None]) -> None:
                 ).fetchall()
                 vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
                 dim = vecs.shape[1]
-                noisy = vecs[:, None, :] + rng.normal(0, 0.5 / np.sqrt(dim), (len(rows), SENTENCES_PER_UNIT, dim))
+                noisy = vecs[:, None, :] + rng.normal(
+                    0, 0.5 / np.sqrt(dim), (len(rows), SENTENCES_PER_UNIT, dim)
+                )
                 noisy /= np.linalg.norm(noisy, axis=2, keepdims=True)
                 blobs = noisy.astype(np.float16)
                 conn.executemany(

@@ -776,6 +776,15 @@ class RecallIndex:
     def code_matrix(self) -> CodeMatrix:
         return self.vectors.code_matrix()
 
+    def pending_sentences(self) -> int:
+        """Units with a vector but no sentence vectors yet, when the index wants them (an index
+        from before them, or the option just turned on; ``lifelong index`` adds them)."""
+        if self.embedder is None or not self._sentence_vectors():
+            return 0
+        return self.store.conn.execute(
+            "SELECT count(*) FROM unit_vectors WHERE sentences IS NULL"
+        ).fetchone()[0]
+
     def pending_vectors(self) -> int:
         """Chunks without a vector while a sync's embedding is unfinished (0 when none is)."""
         if self.meta(PENDING_KEY) is None:

@@ -24,6 +24,7 @@ def recall_status(ctx: Context) -> StatusReport:
     embedder = idx.meta("embedder") or "none (FTS-only)"
     behind = idx.needs_sync()
     pending = idx.pending_vectors()
+    sentences = idx.pending_sentences()
     private = conn.execute("SELECT count(DISTINCT path) FROM chunks WHERE corpus = 'private'").fetchone()[0]
     indexed = int(files.get("indexed", 0))
     summary = [
@@ -35,11 +36,17 @@ def recall_status(ctx: Context) -> StatusReport:
         summary.append(
             f"{pending} chunk(s) wait for vectors (searched by BM25 until `lifelong index` finishes)"
         )
+    if sentences:
+        summary.append(
+            f"{sentences} unit(s) wait for sentence vectors (scored by their own vector meanwhile)"
+        )
     if skipped:
         summary.append(f"{len(skipped)} file(s) skipped (see warnings)")
     steps = []
     if pending and not behind:
         steps.append(f"lifelong index  ({pending} chunk(s) wait for vectors)")
+    elif sentences and not behind:
+        steps.append(f"lifelong index  ({sentences} unit(s) wait for sentence vectors)")
     if behind:
         auto = ctx.config(PLUGIN)["auto_sync"]
         steps.append(
@@ -56,6 +63,7 @@ def recall_status(ctx: Context) -> StatusReport:
             "chunks": chunks,
             "vectors": vectors,
             "vectors_pending": pending,
+            "sentences_pending": sentences,
             "files_private": private,
             "embedder": embedder,
             "last_index": last_text,

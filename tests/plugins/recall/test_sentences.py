@@ -11,6 +11,7 @@ import numpy as np
 from lifelong_plugins.recall import service
 from lifelong_plugins.recall.chunking import Unit, sentence_texts, split_sentences
 from lifelong_plugins.recall.search import Searcher
+from lifelong_plugins.recall.status import recall_status
 from lifelong_plugins.recall.vector_store import PENDING_KEY
 
 from lifelong import clock
@@ -105,7 +106,10 @@ def test_an_index_from_before_sentence_vectors_gains_them_on_the_next_full_sync(
         host.store.execute("DELETE FROM embedding_cache")  # so the full sync has to embed them
         host.store.conn.commit()
         assert idx.sync_if_changed() is None  # a search's auto-sync leaves the backlog alone
+        status = recall_status(host.ctx)
+        assert status.data["sentences_pending"] == 2 and "lifelong index  (2 unit(s)" in status.next_steps[0]
         full = idx.sync_if_changed(backlog=True)  # `lifelong index`, the watcher
     assert full.sentences_embedded == 3 and full.units_embedded == 2 and full.embedded == 0
     assert idx.meta(PENDING_KEY) is None
     assert host.store.execute("SELECT count(*) FROM unit_vectors WHERE sentences IS NULL").fetchone()[0] == 0
+    assert recall_status(host.ctx).data["sentences_pending"] == 0
