@@ -672,8 +672,71 @@ PARAPHRASE_KINDS: tuple[FactKind, ...] = (
             "what do I pay per workout",
         ),
     ),
+    # facts with no name to hang them on ("Standup moved to 9:15"): two per slot, sharing a value
+    # or a word with each other, which must not merge
+    FactKind(
+        "standup",
+        "routine",
+        (
+            "Daily standup is now at {hhmm}, not 9:30 any more.",
+            "Reminder: the morning team sync starts at {hhmm} from now on.",
+            "Standup moved to {hhmm}, every weekday.",
+        ),
+        (
+            "when is the daily meeting",
+            "what time do we sync in the morning",
+            "team call start time",
+            "is the morning meeting still at half past",
+        ),
+    ),
+    FactKind(
+        "dentist",
+        "routine",
+        (
+            "Dentist appointment on {date2} at {hhmm}.",
+            "Teeth cleaning is booked for {date2}, {hhmm}; bring the insurance card.",
+            "Check-up at the dental practice: {date2} at {hhmm}.",
+        ),
+        (
+            "when do I see the dentist",
+            "teeth cleaning date",
+            "dental check-up time",
+            "what's booked for my teeth",
+        ),
+    ),
+    FactKind(
+        "flat-rent",
+        "flat",
+        (
+            "Rent is EUR {rent} a month, due on the 1st.",
+            "Paid this month's rent today, {rent} euros; it goes out on the first.",
+            "Monthly rent for the flat: EUR {rent}, transferred on the 1st.",
+        ),
+        (
+            "how much do I pay for the apartment",
+            "housing cost per month",
+            "when does the apartment payment go out",
+            "monthly payment for where I live",
+        ),
+    ),
+    FactKind(
+        "wifi",
+        "flat",
+        (
+            "The home wifi password is now {wifi}.",
+            "New router at the flat, password {wifi}.",
+            "Wifi at home changed: {wifi}.",
+        ),
+        (
+            "what's the internet password",
+            "router login",
+            "network key for guests",
+            "how do visitors get online",
+        ),
+    ),
 )
 SUBJECT_SLOTS = ("person", "company", "kid", "project", "landlord", "doctor", "coach")
+UNNAMED_SLOTS = ("routine", "flat")  # one of them joins every month's named subjects
 STARTUPS = ["Fernwood", "Quillmark", "Brightloom", "Cobaltine", "Haversack"]
 INVESTORS = ["Acme Capital", "Point Nine", "Cherry Ventures", "Earlybird", "Speedinvest"]
 TOWNS = ["Leipzig", "Potsdam", "Hamburg", "Dresden", "Rostock"]
@@ -714,6 +777,10 @@ def _subject_values(rng: random.Random, persona: dict[str, str]) -> dict[str, st
         "rent": str(rng.choice([950, 1180, 1420])),
         "street": _pick(rng, STREETS),
         "fee": str(rng.choice([40, 55, 70])),
+        "routine": "",
+        "flat": "",
+        "hhmm": rng.choice(["8:45", "9:15", "10:00"]),
+        "wifi": f"{rng.choice(['kiwi', 'maple', 'cobalt'])}-{rng.choice(['otter', 'fox', 'heron'])}-{rng.randint(10, 99)}",
     }
 
 
@@ -732,13 +799,16 @@ def generate_paraphrase_month(
     days: int = 30,
     start: dt.date = dt.date(2026, 4, 1),
     n_subjects: int = 4,
+    unnamed: int = 1,
     used: set[str] | None = None,
 ) -> PersonaMonth:
     """A month in which every durable fact is stated on 3 different days in 3 different wordings
     (sometimes with its subject only in a parent list item or a heading), searched on 4-6 later
     days with queries that share few words with any statement. Facts come in pairs about one
     subject (a person's birthday and her messaging habits, a startup's round and its office), so
-    the two must not merge. Chit-chat is written once; a few one-offs are searched once, and some
+    the two must not merge; ``unnamed`` more pairs have no name at all (the standup time and a
+    dentist appointment at that same time, the rent and the wifi password of the flat). Chit-chat
+    is written once; a few one-offs are searched once, and some
     same-day bursts three times (writes nothing)."""
     rng = random.Random(10_000 + seed)
     first = _pick(rng, PEOPLE)
@@ -752,6 +822,10 @@ def generate_paraphrase_month(
     }
     values = _subject_values(rng, persona)
     subjects = rng.sample(SUBJECT_SLOTS, n_subjects)
+    # a month has one rent: with a landlord's, the flat's would be the same fact twice
+    subjects += rng.sample(
+        [u for u in UNNAMED_SLOTS if not (u == "flat" and "landlord" in subjects)], unnamed
+    )
     month = PersonaMonth(seed, start, days, persona, [])
     # day -> list of (section, rendered lines (text, label) with indentation kept)
     blocks: dict[int, list[tuple[str, list[tuple[str, LineLabel]]]]] = {d: [] for d in range(days)}

@@ -153,6 +153,7 @@ class GroupingConfig:
     cosine: float = 0.88
     jaccard: float = 0.3
     jaccard_unnamed: float = 0.75
+    cosine_unnamed: float = 0.92
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> GroupingConfig:
@@ -160,6 +161,7 @@ class GroupingConfig:
             float(cfg.get("fact_cosine", 0.88)),
             float(cfg.get("fact_jaccard", 0.3)),
             float(cfg.get("fact_jaccard_unnamed", 0.75)),
+            float(cfg.get("fact_cosine_unnamed", 0.92)),
         )
 
 
@@ -200,7 +202,23 @@ def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingC
     if a.subjects and b.subjects and not (a.subjects & b.subjects):
         return None  # about different people or things
     if not (a.subjects & b.subjects):
-        return 1.0 + lexical if lexical >= cfg.jaccard_unnamed and len(a.rest & b.rest) >= 2 else None
+        if lexical >= cfg.jaccard_unnamed and len(a.rest & b.rest) >= 2:
+            return 1.0 + lexical
+        if cosine is None:
+            return None
+        # no name to share ("Standup moved to 9:15"): an identifying value (an amount, a time, a
+        # code; a date is not: many things happen on June 12) stands in for it, with a shared
+        # content word or a higher similarity bar. Shared words alone are not enough: "Tried
+        # the new office chair, too loud" and "Tried the new espresso machine, too tight" sit
+        # at cosine 0.93
+        words_shared = (a.rest & b.rest) - _CALENDAR
+        if (
+            _identifying(a) & _identifying(b)
+            and cosine >= cfg.cosine
+            and (words_shared or cosine >= cfg.cosine_unnamed)
+        ):
+            return 1.0 + cosine
+        return None
     if a.values & b.values:
         return 2.0 + lexical + (cosine or 0.0)
     if len(a.phrases & b.phrases) >= 2:
@@ -210,6 +228,15 @@ def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingC
         bar = cfg.cosine + (0.02 if bool(a.values) != bool(b.values) else 0.0)
         return 1.0 + cosine if cosine >= bar else None
     return 1.0 + lexical if lexical >= cfg.jaccard and len(a.rest & b.rest) >= 2 else None
+
+
+_CALENDAR = frozenset(stem(w) for w in (*MONTHS, *WEEKDAYS))
+
+
+def _identifying(v: FactView) -> frozenset[str]:
+    """Its strong values that are not part of a date ("June 12" and its "12" are not)."""
+    dated = {w for x in v.values if x[:1].isalpha() for w in x.split()}
+    return frozenset(x for x in v.strong if x not in dated and not x[:1].isalpha())
 
 
 BLOCK_MAX = 400  # a word on more lines than this says nothing about which fact a line states
@@ -222,24 +249,38 @@ def view_fingerprint(v: FactView) -> str:
 
 
 def _blocks(views: list[FactView]) -> dict[str, list[str]]:
-    """Candidates are only compared when they share a subject or, both without one, two content
-    words (blocking keeps a year of notes fast)."""
+    """Candidates are only compared when they share a subject, an identifying value, or a
+    content word (blocking keeps a year of notes fast; a block of more than ``BLOCK_MAX`` lines
+    compares nothing)."""
     block: dict[str, list[str]] = defaultdict(list)
     for v in views:
         for s in v.subjects:
             block["s:" + s].append(v.key)
-        if not v.subjects:
-            for t in v.rest:
-                block["w:" + t].append(v.key)
+        for x in v.strong:
+            block["v:" + x].append(v.key)
+        for t in v.rest:
+            block["w:" + t].append(v.key)
     return block
 
 
 def _compared(a: FactView, b: FactView, sizes: dict[str, int]) -> bool:
     """Whether the blocking compares ``a`` and ``b`` (a shared block of 2..BLOCK_MAX lines)."""
-    if a.subjects or b.subjects:
+    return any(
+        2 <= sizes.get(name, 0) <= BLOCK_MAX
+        for name in (
+            *("s:" + s for s in a.subjects & b.subjects),
+            *("v:" + x for x in a.strong & b.strong),
+            *("w:" + t for t in a.rest & b.rest),
+        )
+    )
+
+
+def _may_contradict(a: FactView, b: FactView, sizes: dict[str, int]) -> bool:
+    """Whether a conflict between ``a`` and ``b`` keeps their groups apart: two named lines only
+    when they share a name (lines about Lisbon and about a dentist may both say "June 12")."""
+    if a.subjects and b.subjects:
         return any(2 <= sizes.get("s:" + s, 0) <= BLOCK_MAX for s in a.subjects & b.subjects)
-    shared = a.rest & b.rest
-    return len(shared) >= 2 and any(2 <= sizes.get("w:" + t, 0) <= BLOCK_MAX for t in shared)
+    return _compared(a, b, sizes)
 
 
 @dataclass(frozen=True)
@@ -279,7 +320,7 @@ def group_facts_known(
             pairs[(ka, kb)] = strength
     seen: set[tuple[str, str]] = set()
     compared = 0
-    for name, keys in block.items():
+    for keys in block.values():
         if len(keys) < 2 or len(keys) > BLOCK_MAX:
             continue
         fresh = [k for k in keys if k not in unchanged]
@@ -292,8 +333,6 @@ def group_facts_known(
                 if pair in seen:
                     continue
                 b = by_key[kb]
-                if name.startswith("w:") and len(a.rest & b.rest) < 2:
-                    continue
                 seen.add(pair)
                 compared += 1
                 if conflicting(a, b):
@@ -317,7 +356,7 @@ def group_facts_known(
         if ra == rb or paths[ra] & paths[rb]:
             continue  # two lines of one daily are two facts
         if any(
-            _compared(by_key[x], by_key[y], sizes) and conflicting(by_key[x], by_key[y])
+            _may_contradict(by_key[x], by_key[y], sizes) and conflicting(by_key[x], by_key[y])
             for x in members[ra]
             for y in members[rb]
         ):

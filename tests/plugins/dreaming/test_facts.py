@@ -109,6 +109,47 @@ def test_different_facts_about_one_subject_do_not_merge() -> None:
     assert group_facts(same_day) == {"a": "a", "b": "b"}
 
 
+def test_facts_without_a_name_merge_on_an_identifying_value_not_on_a_date_or_a_template() -> None:
+    """ "Standup moved to 9:15" has no name to share: its wordings join on the time they share
+    (real embedder cosines), while a dentist visit at the same time, a flight on the same date,
+    and chit-chat written from one template ("Tried the new ..., too ...") stay apart."""
+    import numpy as np
+    from lifelong_plugins.embeddings.providers import LocalE5
+
+    lines = {
+        "s0": "Daily standup is now at 9:15, not 9:30 any more.",
+        "s1": "Reminder: the morning team sync starts at 9:15 from now on.",
+        "s2": "Standup moved to 9:15, every weekday.",
+        "r0": "Rent is EUR 1,420 a month, due on the 1st.",
+        "r1": "Paid this month's rent today, 1,420 euros; it goes out on the first.",
+        "r2": "Monthly rent for the flat: EUR 1,420, transferred on the 1st.",
+        "d0": "Dentist appointment on June 12 at 9:15.",
+        "d1": "Teeth cleaning is booked for June 12, 9:15; bring the insurance card.",
+        "f0": "Booked TP 541 for June 12, departure 10:40.",
+        "c0": "Tried the new office chair, too loud.",
+        "c1": "Tried the new espresso machine, too tight.",
+        "c2": "Tried the new standing desk, too loud.",
+    }
+    keys = list(lines)
+    names = names_seen(lines.values())
+    views = [fact_view(k, t, {f"memory/{k}.md"}, names) for k, t in lines.items()]
+    vecs = LocalE5().embed_passages(list(lines.values()))
+    vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+
+    def cosine(a: str, b: str) -> float:
+        return float(vecs[keys.index(a)] @ vecs[keys.index(b)])
+
+    groups = group_facts(views, cosine)
+    assert groups["s0"] == groups["s1"] == groups["s2"]
+    assert groups["r0"] == groups["r1"] == groups["r2"]
+    assert groups["d0"] == groups["d1"] != groups["s0"]  # same time, another fact
+    assert groups["f0"] not in (groups["d0"], groups["s0"])  # same date, another fact
+    assert len({groups["c0"], groups["c1"], groups["c2"]}) == 3  # one template, three one-offs
+    assert cosine("c0", "c1") > 0.92  # which the embedder alone could not tell apart
+    # without an embedder only near-identical wording joins lines without a name
+    assert len({group_facts(views)[k] for k in ("s0", "s1", "s2")}) == 3
+
+
 def test_subject_context_kept_for_nested_items_and_headed_sections() -> None:
     text = (
         "# 2026-04-02\n\n## Notes\n- Emma Rees\n  - prefers short messages after work\n"
