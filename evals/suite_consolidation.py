@@ -2,8 +2,8 @@
 
 The generator and the runner live in :mod:`evals.persona` (see its docstring):
 ``generate_paraphrase_month(seed)`` states each durable fact on three days in three different
-wordings, asks about it in other words, pairs it with a different fact about the same subject, and
-adds one-off chit-chat and same-day bursts; ``run_persona_month(month, root)`` replays the month day
+wordings, asks about it in other words, pairs it with a different fact about the same subject (plus
+one pair of facts with no name, such as the standup time), and adds one-off chit-chat and same-day bursts; ``run_persona_month(month, root)`` replays the month day
 by day (real ``memory_search`` calls, real ``lifelong dream`` at 03:00 each night) and scores every
 promotion against the labels. This suite runs it for fixed seeds and reports promotion precision
 and recall, MEMORY.md size and things remembered per night. When :mod:`evals.bench_dream` is present, its
@@ -11,7 +11,7 @@ and recall, MEMORY.md size and things remembered per night. When :mod:`evals.ben
 events without a model (target <= 10 s), the first nightly dream, the next night.
 
 Full run: held-out seeds 4-6, 30-day months with local embeddings; ``--quick``: seed 4, a 14-day
-month with 2 subjects (4 facts), FTS-only search.
+month with 2 named subjects and the unnamed pair (6 facts), FTS-only search.
 """
 
 from __future__ import annotations
