@@ -102,11 +102,28 @@ def dated_after(c: Candidate, now: float) -> bool:
     return not c.evergreen and c.source_date is not None and c.source_date > now
 
 
+# a chat transcript's roles, however a line marks them ("User:", "**user:**", "- [10:32] Human:")
+ROLE_RE = re.compile(
+    r"^\s*(?:[-*+>]\s+)?(?:\[[^\]\n]{1,40}\]\s*)?(?:\*\*|__|\*|_)?"
+    r"(user|human|me|assistant|ai|bot|system)(?:\*\*|__|\*|_)?\s*:(?:\*\*|__|\*|_)?\s",
+    re.IGNORECASE,
+)
+USER_ROLES = frozenset({"user", "human", "me"})
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
+
+
 def speaker_of(text: str) -> tuple[str, ...]:
     """The folded words of the speaker a unit's first line is marked with (``- [D1:3] Caroline:
-    ...``, ``**Maya**:`` is not), or () when it has none."""
-    m = SPEAKER_RE.match(text)
+    ...``, or a chat role however marked: ``**User:**``, ``assistant:``), or () when it has
+    none (``**Maya**:`` is not a speaker)."""
+    m = ROLE_RE.match(text) or SPEAKER_RE.match(text)
     return tuple(words(m.group(1))) if m else ()
+
+
+def speaker_asked(who: tuple[str, ...], asked: set[str]) -> bool:
+    """Whether a question is about what ``who`` said: it names them, or it is in the first
+    person ("what did I ...", "my sister") and ``who`` is the user's role in a chat transcript."""
+    return bool(who) and (set(who) <= asked or (set(who) <= USER_ROLES and bool(asked & FIRST_PERSON)))
 
 
 def normalise_claim(text: str) -> str:
@@ -543,10 +560,8 @@ class Searcher:
             sim = (1 - alpha) * (centred_cosine(cos, background) or 0.0) + alpha * chunk_sim[cid]
             lex = (1 - alpha) * unit_lex + alpha * chunk_lex[cid]
             hybrid = hybrid_score(sim, lex, vw, tw)
-            if speaker_boost and asked_words:
-                who = speaker_of(text)
-                if who and set(who) <= asked_words:
-                    hybrid *= 1.0 + speaker_boost
+            if speaker_boost and asked_words and speaker_asked(speaker_of(text), asked_words):
+                hybrid *= 1.0 + speaker_boost
             score = hybrid * decays[cid]
             key = (chunks[cid].path, a, b)
             if key not in best or score > best[key][0]:

@@ -296,6 +296,35 @@ def test_a_speakers_own_statement_is_preferred_on_a_question_about_them(make_hos
     assert abs(mine[4] - 1.25 * other[4]) < 1e-6 and abs(mine[3] - other[3]) < 1e-6
 
 
+def test_a_first_person_question_prefers_the_users_own_lines_in_a_chat_transcript(make_host) -> None:
+    from lifelong_plugins.recall.search import speaker_asked, speaker_of
+
+    assert speaker_of("**User:** I adopted a dog.") == ("user",)
+    assert speaker_of("- [10:32] assistant: Congratulations!") == ("assistant",)
+    assert speaker_of("**Maya**: hi") == ()
+    asked = {"what", "dog", "did", "i", "adopt"}
+    assert speaker_asked(("user",), asked) and not speaker_asked(("assistant",), asked)
+    assert not speaker_asked(("user",), {"what", "dog", "did", "maya", "adopt"})  # not about the user
+    day = (
+        "# 2026-03-10\n\n"
+        "- Assistant: Adopting a dog from the shelter is a big step; a shelter dog needs patience, "
+        "a routine and a vet visit in the first week.\n"
+        "- User: Last month we adopted a dog from the shelter, a greyhound called Pixel.\n"
+    )
+    host = make_host({"memory/2026-03-10.md": day}, **RECALL)
+    off = make_host({"memory/2026-03-10.md": day}, {"plugins": {"recall": {"speaker_boost": 0}}}, **RECALL)
+    with clock.pinned(NOW):
+        mine = {
+            c.start_line: c.hybrid
+            for c in search(host, "which dog did I adopt from the shelter?", min_score=0)
+        }
+        plain = {
+            c.start_line: c.hybrid
+            for c in search(off, "which dog did I adopt from the shelter?", min_score=0)
+        }
+    assert abs(mine[4] - 1.25 * plain[4]) < 1e-6 and abs(mine[3] - plain[3]) < 1e-6  # only the user's line
+
+
 def test_the_readme_example_search_returns_the_decision_note_today(tmp_path) -> None:
     import shutil
     from pathlib import Path
