@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import re
 import shutil
 
@@ -39,16 +40,26 @@ def first_person(question: str, name: str) -> str | None:
     return text
 
 
-def as_transcript(conv: Conversation) -> Conversation:
+def as_transcript(conv: Conversation, verbose: int = 1) -> Conversation:
     """The conversation with its speakers renamed to chat roles and only the questions about
-    the first speaker (not naming the second), in the first person."""
+    the first speaker (not naming the second), in the first person. ``verbose`` > 1: each
+    assistant turn also carries the text of the assistant's next ``verbose - 1`` turns of its
+    session, so assistant lines are several times longer than the user's (as a chat assistant's
+    are) and repeat what it says around them."""
     roles = {conv.speaker_a: USER, conv.speaker_b: ASSISTANT}
-    sessions = tuple(
-        dataclasses.replace(
-            s, turns=tuple(dataclasses.replace(t, speaker=roles.get(t.speaker, t.speaker)) for t in s.turns)
-        )
-        for s in conv.sessions
-    )
+
+    def turns_of(s):  # noqa: ANN001, ANN202 - a locomo Session, its renamed turns
+        said = [t for t in s.turns if t.speaker == conv.speaker_b]
+        out = []
+        for t in s.turns:
+            text = t.text
+            if t.speaker == conv.speaker_b and verbose > 1:
+                i = said.index(t)
+                text = " ".join(x.text for x in said[i : i + verbose])
+            out.append(dataclasses.replace(t, speaker=roles.get(t.speaker, t.speaker), text=text))
+        return tuple(out)
+
+    sessions = tuple(dataclasses.replace(s, turns=turns_of(s)) for s in conv.sessions)
     questions = []
     for q in conv.questions:
         if re.search(rf"\b{re.escape(conv.speaker_b)}\b", q.question):
@@ -64,6 +75,13 @@ def as_transcript(conv: Conversation) -> Conversation:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--conversations", default="0-9", help="Conversation indexes (default 0-9).")
+    ap.add_argument(
+        "--verbose-assistant",
+        type=int,
+        default=1,
+        help="Each assistant turn also carries its next N-1 turns' text (default 1: as written).",
+    )
+    ap.add_argument("--set", action="append", default=[], help="name=JSON recall overrides (an extra variant).")
     args = ap.parse_args(argv)
     wanted = parse_range(args.conversations)
     convs, _ = load_locomo(BENCH / "locomo10.json", BENCH / "audit-errors.json")
@@ -71,12 +89,16 @@ def main(argv: list[str] | None = None) -> None:
         "defaults": {},
         "no-speaker-boost": {"plugins": {"recall": {"speaker_boost": 0}}},
     }
+    for item in args.set:
+        name, _, raw = item.partition("=")
+        variants[name] = {"plugins": {"recall": json.loads(raw)}}
     rows: dict[str, list] = {v: [] for v in [*variants, BASELINE]}
     for conv in convs:
         if conv.index not in wanted:
             continue
-        chat = as_transcript(conv)
-        root = ROOT / "evals" / ".cache" / "first-person" / conv.sample_id
+        chat = as_transcript(conv, args.verbose_assistant)
+        suffix = f"-v{args.verbose_assistant}" if args.verbose_assistant > 1 else ""
+        root = ROOT / "evals" / ".cache" / "first-person" / f"{conv.sample_id}{suffix}"
         cached = ROOT / "evals" / ".cache" / "locomo" / conv.sample_id
         if not root.exists() and cached.exists():
             shutil.copytree(cached, root)  # the embedding cache holds most turns' sentences
