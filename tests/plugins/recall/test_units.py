@@ -275,6 +275,17 @@ def test_an_index_from_before_units_upgrades_on_the_next_sync(make_host) -> None
     assert report.units_embedded == 0 and host.store.query("SELECT count(*) n FROM units")[0]["n"] == 4
 
 
+def hybrid_with_and_without_speaker_boost(make_host, day: str, query: str) -> tuple[list, dict, dict]:
+    """The results of ``query`` on a one-daily workspace, and start line -> hybrid score with the
+    default ``speaker_boost`` and with it 0."""
+    host = make_host({"memory/2026-03-10.md": day}, **RECALL)
+    off = make_host({"memory/2026-03-10.md": day}, {"plugins": {"recall": {"speaker_boost": 0}}}, **RECALL)
+    with clock.pinned(NOW):
+        boosted = search(host, query, min_score=0)
+        plain = search(off, query, min_score=0)
+    return boosted, {c.start_line: c.hybrid for c in boosted}, {c.start_line: c.hybrid for c in plain}
+
+
 def test_a_speakers_own_statement_is_preferred_on_a_question_about_them(make_host) -> None:
     from lifelong_plugins.recall.search import speaker_of
 
@@ -285,14 +296,10 @@ def test_a_speakers_own_statement_is_preferred_on_a_question_about_them(make_hos
         "- Jonas: Caroline told me she adopted a greyhound called Pixel from the shelter.\n"
         "- Caroline: I adopted a dog from the shelter last month.\n"
     )
-    host = make_host({"memory/2026-03-10.md": day}, **RECALL)
-    off = make_host({"memory/2026-03-10.md": day}, {"plugins": {"recall": {"speaker_boost": 0}}}, **RECALL)
-    with clock.pinned(NOW):
-        boosted = search(host, "what did Caroline adopt from the shelter?", min_score=0)
-        plain = search(off, "what did Caroline adopt from the shelter?", min_score=0)
+    boosted, mine, other = hybrid_with_and_without_speaker_boost(
+        make_host, day, "what did Caroline adopt from the shelter?"
+    )
     assert boosted[0].start_line == 4  # her own statement
-    mine = {c.start_line: c.hybrid for c in boosted}
-    other = {c.start_line: c.hybrid for c in plain}
     assert abs(mine[4] - 1.25 * other[4]) < 1e-6 and abs(mine[3] - other[3]) < 1e-6
 
 
@@ -311,17 +318,9 @@ def test_a_first_person_question_prefers_the_users_own_lines_in_a_chat_transcrip
         "a routine and a vet visit in the first week.\n"
         "- User: Last month we adopted a dog from the shelter, a greyhound called Pixel.\n"
     )
-    host = make_host({"memory/2026-03-10.md": day}, **RECALL)
-    off = make_host({"memory/2026-03-10.md": day}, {"plugins": {"recall": {"speaker_boost": 0}}}, **RECALL)
-    with clock.pinned(NOW):
-        mine = {
-            c.start_line: c.hybrid
-            for c in search(host, "which dog did I adopt from the shelter?", min_score=0)
-        }
-        plain = {
-            c.start_line: c.hybrid
-            for c in search(off, "which dog did I adopt from the shelter?", min_score=0)
-        }
+    _, mine, plain = hybrid_with_and_without_speaker_boost(
+        make_host, day, "which dog did I adopt from the shelter?"
+    )
     assert abs(mine[4] - 1.25 * plain[4]) < 1e-6 and abs(mine[3] - plain[3]) < 1e-6  # only the user's line
 
 
