@@ -81,7 +81,9 @@ def main(argv: list[str] | None = None) -> None:
         default=1,
         help="Each assistant turn also carries its next N-1 turns' text (default 1: as written).",
     )
-    ap.add_argument("--set", action="append", default=[], help="name=JSON recall overrides (an extra variant).")
+    ap.add_argument(
+        "--set", action="append", default=[], help="name=JSON recall overrides (an extra variant)."
+    )
     args = ap.parse_args(argv)
     wanted = parse_range(args.conversations)
     convs, _ = load_locomo(BENCH / "locomo10.json", BENCH / "audit-errors.json")
