@@ -70,6 +70,7 @@ class FactView:
     paths: frozenset[str]
     phrases: frozenset[str] = frozenset()
     strong: frozenset[str] = frozenset()  # values that identify (see _strong_values)
+    ident: frozenset[str] = frozenset()  # of those, the ones that are not part of a date
 
 
 _ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|Dept|No|vs)\.$")
@@ -136,6 +137,7 @@ def fact_view(key: str, text: str, paths: Iterable[str], names: frozenset[str] |
     subjects = subjects_of(text, names)
     values = values_of(text)
     rest = _content_tokens(text) - subjects - values - _TITLES
+    strong = _strong_values(values)
     return FactView(
         key,
         text,
@@ -144,7 +146,8 @@ def fact_view(key: str, text: str, paths: Iterable[str], names: frozenset[str] |
         frozenset(rest),
         frozenset(paths),
         name_phrases(text, subjects),
-        _strong_values(values),
+        strong,
+        _undated(values, strong),
     )
 
 
@@ -163,6 +166,15 @@ class GroupingConfig:
             float(cfg.get("fact_jaccard_unnamed", 0.75)),
             float(cfg.get("fact_cosine_unnamed", 0.92)),
         )
+
+
+_CALENDAR = frozenset(stem(w) for w in (*MONTHS, *WEEKDAYS))
+
+
+def _undated(values: frozenset[str], strong: frozenset[str]) -> frozenset[str]:
+    """The ``strong`` values that are not part of a date ("June 12" and its "12" are not)."""
+    dated = {w for x in values if x[:1].isalpha() for w in x.split()}
+    return frozenset(x for x in strong if x not in dated and not x[:1].isalpha())
 
 
 def _strong_values(values: frozenset[str]) -> frozenset[str]:
@@ -212,11 +224,7 @@ def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingC
         # the new office chair, too loud" and "Tried the new espresso machine, too tight" sit
         # at cosine 0.93
         words_shared = (a.rest & b.rest) - _CALENDAR
-        if (
-            _identifying(a) & _identifying(b)
-            and cosine >= cfg.cosine
-            and (words_shared or cosine >= cfg.cosine_unnamed)
-        ):
+        if a.ident & b.ident and cosine >= cfg.cosine and (words_shared or cosine >= cfg.cosine_unnamed):
             return 1.0 + cosine
         return None
     if a.values & b.values:
@@ -230,13 +238,13 @@ def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingC
     return 1.0 + lexical if lexical >= cfg.jaccard and len(a.rest & b.rest) >= 2 else None
 
 
-_CALENDAR = frozenset(stem(w) for w in (*MONTHS, *WEEKDAYS))
-
-
-def _identifying(v: FactView) -> frozenset[str]:
-    """Its strong values that are not part of a date ("June 12" and its "12" are not)."""
-    dated = {w for x in v.values if x[:1].isalpha() for w in x.split()}
-    return frozenset(x for x in v.strong if x not in dated and not x[:1].isalpha())
+def _hopeless(a: FactView, b: FactView) -> bool:
+    """A pair :func:`pair_strength` rejects whatever its cosine: named after different things,
+    or without a shared name, an identifying value or two shared words. Skipped before its
+    cosine is looked up (a shared content word puts many such pairs in one block)."""
+    if a.subjects and b.subjects:
+        return not (a.subjects & b.subjects)
+    return len(a.rest & b.rest) < 2 and not (a.ident & b.ident)
 
 
 BLOCK_MAX = 400  # a word on more lines than this says nothing about which fact a line states
@@ -333,6 +341,8 @@ def group_facts_known(
                 if pair in seen:
                     continue
                 b = by_key[kb]
+                if _hopeless(a, b):
+                    continue
                 seen.add(pair)
                 compared += 1
                 if conflicting(a, b):

@@ -14,17 +14,8 @@ from lifelong_plugins.dreaming.facts import (
 )
 
 from .conftest import at, dream
+from .test_facts import OFFICE, SEED  # one fact in three wordings, another about the same company
 
-SEED = [
-    "Fernwood raised a $2M seed round led by Acme Capital.",
-    "Acme Capital led Fernwood's seed; it closed at $2M.",
-    "Fernwood's $2M round is done, with Acme Capital as lead investor.",
-]
-OFFICE = [
-    "Fernwood moved its office to Leipzig, near the main station.",
-    "Fernwood now works out of Leipzig; the old desk is gone.",
-    "New office for Fernwood: a floor in Leipzig, five minutes from the station.",
-]
 OTHER = [
     "Parked the car on level 2 of the Mall of Berlin garage.",
     "Parked the car on level 5 of the Mall of Berlin garage.",
