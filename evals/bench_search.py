@@ -466,8 +466,7 @@ def _fill_sentences(root: Path, seed: int, log: Callable[[str], None]) -> None:
         conn = host.store.conn
         ids = [r[0] for r in conn.execute("SELECT unit_id FROM unit_vectors WHERE sentences IS NULL")]
         rng = np.random.default_rng(seed + 7)
-        with host.store.lock:
-            conn.execute("BEGIN IMMEDIATE")
+        with host.store.write():
             for i in range(0, len(ids), 20000):
                 part = ids[i : i + 20000]
                 rows = conn.execute(
@@ -486,7 +485,6 @@ def _fill_sentences(root: Path, seed: int, log: Callable[[str], None]) -> None:
                     [(blobs[j].tobytes(), rows[j][0]) for j in range(len(rows))],
                 )
             conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, '1')", (SENTENCES_KEY,))
-            conn.execute("COMMIT")
         if ids:
             log(f"    gave {len(ids):,} units {SENTENCES_PER_UNIT} sentence vectors each")
     finally:

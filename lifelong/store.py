@@ -12,6 +12,8 @@ sqlite-vec is not loaded: ``python -m evals.vec_backends`` measures why.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,19 @@ class Store:
     def migrate(self, migration_sets: list[Migrations]) -> None:
         for migrations in migration_sets:
             migrations.apply(self.db)
+
+    @contextmanager
+    def write(self) -> Iterator[Any]:
+        """A write transaction taken at once (``BEGIN IMMEDIATE``) under the store's lock: the
+        block's statements are committed together at its end, or rolled back on any error."""
+        with self.lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
 
     def execute(self, sql: str, params: Any = ()) -> Any:
         return self.conn.execute(sql, params)

@@ -35,6 +35,12 @@ SKIPPED_UNIT_KINDS = ("heading", "hr")
 
 # a line's list marker, its bracketed tag and who speaks (``- [D1:3] Caroline: ...``)
 SPEAKER_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]\n]{1,40}\]\s*)?([A-Z][\w.'’ -]{0,40}?):\s")
+# a chat transcript's roles, however a line marks them ("User:", "**user:**", "- [10:32] Human:")
+ROLE_RE = re.compile(
+    r"^\s*(?:[-*+>]\s+)?(?:\[[^\]\n]{1,40}\]\s*)?(?:\*\*|__|\*|_)?"
+    r"(user|human|me|assistant|ai|bot|system)(?:\*\*|__|\*|_)?\s*:(?:\*\*|__|\*|_)?\s",
+    re.IGNORECASE,
+)
 _LINE_MARK = re.compile(r"^\s*(?:>\s*)*(?:[-*+]\s+|\d{1,3}[.)]\s+)?(?:\[[ xX]\]\s+)?")
 # a sentence ends at . ! ? followed by a space and then a capital, a digit, a quote or a bracket
 # (checked in split_sentences), or at a CJK full stop; not after a short abbreviation ("Dr.

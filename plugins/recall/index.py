@@ -479,64 +479,58 @@ class RecallIndex:
         steps: list[tuple[str, str]] = [("delete", r) for r in plan.deleted] + [("index", r) for r in changed]
         first, i = True, 0
         while first or i < len(steps):
-            with self.store.lock:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    began = time.monotonic()
-                    if first:
-                        if reset:
-                            self.vectors.reset()
-                        elif force:  # nearly every code changes: readers reload rather than patch
-                            self.vectors.new_epoch()
-                        if embedder is not None:
-                            self.set_meta("embedder", self.embedder_id(embedder))
-                        elif self._embedder_failed is None:  # FTS-only by configuration
-                            self.set_meta("embedder", None)
-                    added_here, done_here = False, 0
-                    while i < len(steps) and (done_here == 0 or time.monotonic() - began < TEXT_BATCH_S):
-                        done_here += 1
-                        action, rel = steps[i]
-                        i += 1
-                        if action == "delete":
-                            report.chunks_removed += self._delete_file(rel)
-                            continue
-                        if progress:
-                            progress("chunk", i - len(plan.deleted), len(changed))
+            with self.store.write():
+                began = time.monotonic()
+                if first:
+                    if reset:
+                        self.vectors.reset()
+                    elif force:  # nearly every code changes: readers reload rather than patch
+                        self.vectors.new_epoch()
+                    if embedder is not None:
+                        self.set_meta("embedder", self.embedder_id(embedder))
+                    elif self._embedder_failed is None:  # FTS-only by configuration
+                        self.set_meta("embedder", None)
+                added_here, done_here = False, 0
+                while i < len(steps) and (done_here == 0 or time.monotonic() - began < TEXT_BATCH_S):
+                    done_here += 1
+                    action, rel = steps[i]
+                    i += 1
+                    if action == "delete":
                         report.chunks_removed += self._delete_file(rel)
-                        added, to_embed, units_to_embed, error = self._index_file(
-                            rel, Path(paths[rel]), disk[rel]
-                        )
-                        report.chunks_added += added
-                        pending.extend(to_embed)
-                        unit_pending.extend(units_to_embed)
-                        added_here = added_here or bool(to_embed)
-                        if error:
-                            report.skipped[rel] = error
-                    if i >= len(steps):
-                        for rel in plan.unchanged:  # same bytes, new stat (a touch, a copy): remember it
-                            st, prev = disk[rel], indexed[rel]
-                            if (st.mtime, st.size) != (prev.mtime, prev.size):
-                                conn.execute(
-                                    "UPDATE files SET mtime = ?, size = ? WHERE path = ?",
-                                    (st.mtime, st.size, rel),
-                                )
-                        conn.execute(  # searching processes patch from the recent log, or reload
-                            "DELETE FROM code_log WHERE seq <= (SELECT max(seq) FROM code_log) - ?",
-                            (CODE_LOG_KEEP,),
-                        )
-                        if force:
-                            self.vectors.drop_orphans()
-                    # chunks without vectors are marked for the next sync (also when the model
-                    # failed earlier in this process: another process may have it)
-                    wants_vectors = embedder is not None or self._embedder_failed is not None
-                    if wants_vectors and (added_here or (first and reset)):
-                        token = self.vectors.mark_pending()
-                    if plan.changed or reset:
-                        self.set_meta("generation", uuid.uuid4().hex)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
+                        continue
+                    if progress:
+                        progress("chunk", i - len(plan.deleted), len(changed))
+                    report.chunks_removed += self._delete_file(rel)
+                    added, to_embed, units_to_embed, error = self._index_file(
+                        rel, Path(paths[rel]), disk[rel]
+                    )
+                    report.chunks_added += added
+                    pending.extend(to_embed)
+                    unit_pending.extend(units_to_embed)
+                    added_here = added_here or bool(to_embed)
+                    if error:
+                        report.skipped[rel] = error
+                if i >= len(steps):
+                    for rel in plan.unchanged:  # same bytes, new stat (a touch, a copy): remember it
+                        st, prev = disk[rel], indexed[rel]
+                        if (st.mtime, st.size) != (prev.mtime, prev.size):
+                            conn.execute(
+                                "UPDATE files SET mtime = ?, size = ? WHERE path = ?",
+                                (st.mtime, st.size, rel),
+                            )
+                    conn.execute(  # searching processes patch from the recent log, or reload
+                        "DELETE FROM code_log WHERE seq <= (SELECT max(seq) FROM code_log) - ?",
+                        (CODE_LOG_KEEP,),
+                    )
+                    if force:
+                        self.vectors.drop_orphans()
+                # chunks without vectors are marked for the next sync (also when the model
+                # failed earlier in this process: another process may have it)
+                wants_vectors = embedder is not None or self._embedder_failed is not None
+                if wants_vectors and (added_here or (first and reset)):
+                    token = self.vectors.mark_pending()
+                if plan.changed or reset:
+                    self.set_meta("generation", uuid.uuid4().hex)
             first = False
         return pending, unit_pending, token
 
@@ -555,16 +549,10 @@ class RecallIndex:
         want = self._sentences_wanted()
         if self.meta(SENTENCES_KEY) == want:
             return
-        conn = self.store.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.store.write():
             self.set_meta(SENTENCES_KEY, want)
             if want and backlog:
                 self.vectors.mark_pending()
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
 
     def _embed(
         self,

@@ -24,7 +24,7 @@ from lifelong.markdown import estimate_tokens
 from lifelong.privacy import corpus_predicate
 from lifelong.text import fold, stem, words
 
-from .chunking import SPEAKER_RE
+from .chunking import ROLE_RE, SPEAKER_RE
 from .index import RecallIndex, is_generated_path
 from .scoring import (
     bm25_coverage,
@@ -40,6 +40,7 @@ from .scoring import (
     query_terms,
     term_counts,
 )
+from .vector_store import SENTENCE_DTYPE
 from .vectors import pack_codes
 from .when import query_time
 
@@ -102,12 +103,6 @@ def dated_after(c: Candidate, now: float) -> bool:
     return not c.evergreen and c.source_date is not None and c.source_date > now
 
 
-# a chat transcript's roles, however a line marks them ("User:", "**user:**", "- [10:32] Human:")
-ROLE_RE = re.compile(
-    r"^\s*(?:[-*+>]\s+)?(?:\[[^\]\n]{1,40}\]\s*)?(?:\*\*|__|\*|_)?"
-    r"(user|human|me|assistant|ai|bot|system)(?:\*\*|__|\*|_)?\s*:(?:\*\*|__|\*|_)?\s",
-    re.IGNORECASE,
-)
 USER_ROLES = frozenset({"user", "human", "me"})
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
 
@@ -419,20 +414,25 @@ class Searcher:
 
     def cosines(self, qvec: np.ndarray, ids: list[int]) -> dict[int, float]:
         """chunk id -> cosine with the query, for the chunks of ``ids`` that have a vector."""
-        return self._stored_cosines("SELECT chunk_id, embedding FROM chunk_vectors WHERE chunk_id", qvec, ids)
+        return self._stored_cosines(
+            "SELECT chunk_id, embedding FROM chunk_vectors WHERE chunk_id", qvec, ids
+        )[0]
 
-    def _stored_cosines(self, select: str, qvec: np.ndarray, ids: list[int]) -> dict[int, float]:
-        """``select`` (id, embedding rows, fixed SQL up to the id column) restricted to ``ids``."""
+    def _stored_cosines(
+        self, select: str, qvec: np.ndarray, ids: list[int]
+    ) -> tuple[dict[int, float], list[tuple]]:
+        """``select`` (id, embedding, ... rows; fixed SQL up to the id column) restricted to
+        ``ids``: id -> cosine of the embedding, and the rows (for their other columns)."""
         if not ids:
-            return {}
+            return {}, []
         rows = self.conn.execute(
             f"{select} IN (SELECT value FROM json_each(?))", [json.dumps(ids)]
         ).fetchall()
         if not rows:
-            return {}
+            return {}, []
         vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         sims = _dot(vecs, qvec)
-        return {rows[i][0]: float(sims[i]) for i in range(len(rows))}
+        return {rows[i][0]: float(sims[i]) for i in range(len(rows))}, rows
 
     def _units_of(self, chunk_ids: list[int]) -> dict[int, list[tuple[int, int, int, str, str, str | None]]]:
         """chunk id -> its units (id, start_line, end_line, heading, text, encoded terms), in line order."""
@@ -449,26 +449,21 @@ class Searcher:
         """unit id -> cosine with the query: of the unit's own vector, or of its best sentence
         when that is higher (``sentence_vectors``: one matching sentence of a long turn or
         paragraph is not diluted by the rest)."""
-        if not unit_ids:
-            return {}
-        rows = self.conn.execute(
-            "SELECT unit_id, embedding, sentences FROM unit_vectors WHERE unit_id IN "
-            "(SELECT value FROM json_each(?))",
-            [json.dumps(unit_ids)],
-        ).fetchall()
-        if not rows:
-            return {}
-        vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        sims = _dot(vecs, qvec)
-        out = {rows[i][0]: float(sims[i]) for i in range(len(rows))}
         if not self.config["sentence_vectors"]:
-            return out
-        dim = vecs.shape[1]
-        owners = [r[0] for r in rows if r[2] for _ in range(len(r[2]) // (2 * dim))]  # float16
+            return self._stored_cosines(
+                "SELECT unit_id, embedding FROM unit_vectors WHERE unit_id", qvec, unit_ids
+            )[0]
+        out, rows = self._stored_cosines(
+            "SELECT unit_id, embedding, sentences FROM unit_vectors WHERE unit_id", qvec, unit_ids
+        )
+        dim = qvec.shape[0]
+        size = dim * np.dtype(SENTENCE_DTYPE).itemsize
+        owners = [r[0] for r in rows if r[2] for _ in range(len(r[2]) // size)]
         if owners:
-            svecs = np.frombuffer(b"".join(r[2] for r in rows if r[2]), dtype=np.float16).astype(np.float32)
-            ssims = _dot(svecs.reshape(len(owners), dim), qvec)
-            for uid, sim in zip(owners, ssims.tolist(), strict=True):
+            svecs = np.frombuffer(b"".join(r[2] for r in rows if r[2]), dtype=SENTENCE_DTYPE).astype(
+                np.float32
+            )
+            for uid, sim in zip(owners, _dot(svecs.reshape(len(owners), dim), qvec).tolist(), strict=True):
                 if sim > out[uid]:
                     out[uid] = sim
         return out

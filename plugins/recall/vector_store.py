@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,7 @@ class PendingUnit:
     # one sentence); None when sentence vectors are off
     sentences: tuple[str, ...] | None = None
 
+    @cached_property
     def sentence_hashes(self) -> list[str]:
         return [text_hash(t) for t in self.sentences or ()]
 
@@ -85,13 +87,16 @@ def embed_text(text: str) -> str:
     return text if len(text) <= EMBED_MAX_CHARS else text[:EMBED_MAX_CHARS]
 
 
+SENTENCE_DTYPE = np.float16  # how a unit's sentence vectors are stored (see sentence_blob)
+
+
 def sentence_blob(vectors: list[bytes]) -> bytes:
     """A unit's sentence vectors as stored beside its own (``unit_vectors.sentences``):
     concatenated float16, half the size of float32 at a cosine error under 1e-3; b"" for a unit
     of one sentence (NULL in the table: sentence vectors off or not embedded yet)."""
     if not vectors:
         return b""
-    return np.frombuffer(b"".join(vectors), dtype=np.float32).astype(np.float16).tobytes()
+    return np.frombuffer(b"".join(vectors), dtype=np.float32).astype(SENTENCE_DTYPE).tobytes()
 
 
 def text_hash(text: str) -> str:
@@ -209,7 +214,7 @@ class VectorStore:
             units_of.setdefault(u.chunk_id, []).append(u)
         derived = self._derived(chunks, units_of)
         unit_hashes = {u.embed_hash for u in units}
-        sentence_hashes = {h for u in units for h in u.sentence_hashes()}
+        sentence_hashes = {h for u in units for h in u.sentence_hashes}
         cached = self._cached(provider, model, {c.embed_hash for c in chunks} | unit_hashes | sentence_hashes)
         out.cache_hits = sum(1 for c in chunks if c.id not in derived and c.embed_hash in cached)
         chunk_hashes = {c.embed_hash for c in chunks if c.id not in derived}
@@ -250,7 +255,7 @@ class VectorStore:
             for u in gunits:
                 if u.embed_hash not in cached:
                     need.setdefault(u.embed_hash, u.text)
-                for h, t in zip(u.sentence_hashes(), u.sentences or (), strict=True):
+                for h, t in zip(u.sentence_hashes, u.sentences or (), strict=True):
                     if h not in cached:
                         need.setdefault(h, t)
             fresh: list[tuple[str, bytes]] = []
@@ -280,16 +285,9 @@ class VectorStore:
                         "left; searches use BM25 for them until `lifelong index` finishes"
                     )
                 return out
-        with self.store.lock:
-            conn = self.store.conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                if token is not None and self.meta(PENDING_KEY) == token:
-                    self.set_meta(PENDING_KEY, None)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        with self.store.write():
+            if token is not None and self.meta(PENDING_KEY) == token:
+                self.set_meta(PENDING_KEY, None)
         return out
 
     def _derived(
@@ -333,47 +331,36 @@ class VectorStore:
     ) -> int:
         """One short write transaction: the new cache rows, then the vectors of the chunks and
         units that still exist with the text that was embedded."""
-        with self.store.lock:
-            conn = self.store.conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                now = clock.now().timestamp()
+        with self.store.write() as conn:
+            now = clock.now().timestamp()
+            conn.executemany(
+                "INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?, ?, ?, ?)",
+                [(provider, model, h, len(b) // 4, b, now) for h, b in fresh],
+            )
+            alive_chunks = self._alive("chunks", [(c.id, c.embed_hash) for c in chunks])
+            alive_units = self._alive("units", [(u.id, u.embed_hash) for u in units])
+            unit_blob = {u.id: cached[u.embed_hash] for u in units if u.id in alive_units}
+            unit_sentences = {
+                u.id: None if u.sentences is None else sentence_blob([cached[h] for h in u.sentence_hashes])
+                for u in units
+                if u.id in alive_units
+            }
+            rows = []
+            for c in chunks:
+                if c.id not in alive_chunks:
+                    continue
+                members = derived.get(c.id)
+                if members and all(u in unit_blob for u in members):
+                    mean = np.mean([np.frombuffer(unit_blob[u], dtype=np.float32) for u in members], axis=0)
+                    rows.append((c.id, to_blob(mean / max(float(np.linalg.norm(mean)), 1e-12))))
+                elif c.embed_hash in cached:
+                    rows.append((c.id, cached[c.embed_hash]))
+            self.store_vectors(rows)
+            if unit_blob:
                 conn.executemany(
-                    "INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?, ?, ?, ?)",
-                    [(provider, model, h, len(b) // 4, b, now) for h, b in fresh],
+                    "INSERT OR REPLACE INTO unit_vectors(unit_id, embedding, sentences) VALUES (?, ?, ?)",
+                    [(uid, blob, unit_sentences[uid]) for uid, blob in unit_blob.items()],
                 )
-                alive_chunks = self._alive("chunks", [(c.id, c.embed_hash) for c in chunks])
-                alive_units = self._alive("units", [(u.id, u.embed_hash) for u in units])
-                unit_blob = {u.id: cached[u.embed_hash] for u in units if u.id in alive_units}
-                unit_sentences = {
-                    u.id: None
-                    if u.sentences is None
-                    else sentence_blob([cached[h] for h in u.sentence_hashes()])
-                    for u in units
-                    if u.id in alive_units
-                }
-                rows = []
-                for c in chunks:
-                    if c.id not in alive_chunks:
-                        continue
-                    members = derived.get(c.id)
-                    if members and all(u in unit_blob for u in members):
-                        mean = np.mean(
-                            [np.frombuffer(unit_blob[u], dtype=np.float32) for u in members], axis=0
-                        )
-                        rows.append((c.id, to_blob(mean / max(float(np.linalg.norm(mean)), 1e-12))))
-                    elif c.embed_hash in cached:
-                        rows.append((c.id, cached[c.embed_hash]))
-                self.store_vectors(rows)
-                if unit_blob:
-                    conn.executemany(
-                        "INSERT OR REPLACE INTO unit_vectors(unit_id, embedding, sentences) VALUES (?, ?, ?)",
-                        [(uid, blob, unit_sentences[uid]) for uid, blob in unit_blob.items()],
-                    )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         return len(rows)
 
     def _alive(self, table: str, pairs: list[tuple[int, str]]) -> set[int]:
