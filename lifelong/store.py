@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import filelock
 import sqlean
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
@@ -50,8 +51,18 @@ class Store:
         return self.conn.execute("select sqlite_version()").fetchone()[0]
 
     def migrate(self, migration_sets: list[Migrations]) -> None:
-        for migrations in migration_sets:
-            migrations.apply(self.db)
+        """Apply every pending migration. Processes opening a new or older index at the same
+        moment take turns on a lock file beside it: sqlite-utils reads what is pending before
+        its own transaction, so two of them would otherwise both apply the same migration."""
+        if not any(m.pending(self.db) for m in migration_sets):
+            return
+        if self.path is None:
+            for migrations in migration_sets:
+                migrations.apply(self.db)
+            return
+        with filelock.FileLock(str(self.path) + ".migrate.lock", timeout=600):
+            for migrations in migration_sets:
+                migrations.apply(self.db)  # re-reads what is pending, now under the lock
 
     @contextmanager
     def write(self) -> Iterator[Any]:
