@@ -23,7 +23,8 @@ correction, which REM handles. Without a shared subject only near-identical word
 "Coach Nora charges EUR 55" apart at a lower bar, which is why the bar is where it is.
 
 Groups are built strongest pair first (union-find); two groups join only when no member of one
-contradicts a member of the other (see :func:`conflicting`), and two lines of the **same daily** never end
+contradicts a member of the other (see :func:`conflicting`) and at least ``LINKAGE`` of their
+cross pairs state one fact on their own (no chaining through one borderline pair), and two lines of the **same daily** never end
 up in one group: a note does not state one fact twice, while it often states two facts about one
 subject side by side.
 """
@@ -247,6 +248,12 @@ def _hopeless(a: FactView, b: FactView) -> bool:
     return len(a.rest & b.rest) < 2 and not (a.ident & b.ident)
 
 
+# Two groups join only when at least this share of their cross pairs state one fact on their
+# own: a single borderline pair ("Dr. Okafor is my family doctor, at the Bergmannstraße practice"
+# / "Dr. Okafor has the practice closed on Wednesday afternoons", cosine 0.888) does not chain the
+# GP's three wordings and the opening hours' three into one fact
+LINKAGE = 0.5
+
 BLOCK_MAX = 400  # a word on more lines than this says nothing about which fact a line states
 
 
@@ -371,6 +378,9 @@ def group_facts_known(
             for y in members[rb]
         ):
             continue  # no member may contradict a member of the other group
+        linked = sum((x, y) in pairs or (y, x) in pairs for x in members[ra] for y in members[rb])
+        if linked < LINKAGE * len(members[ra]) * len(members[rb]):
+            continue  # two facts about one subject, bridged by one borderline pair
         root, other = (ra, rb) if ra < rb else (rb, ra)
         parent[other] = root
         paths[root] |= paths.pop(other)

@@ -109,6 +109,46 @@ def test_different_facts_about_one_subject_do_not_merge() -> None:
     assert group_facts(same_day) == {"a": "a", "b": "b"}
 
 
+def test_one_borderline_pair_does_not_chain_two_facts_about_one_subject() -> None:
+    """The GP's three wordings and the practice's opening hours' three share the doctor's name;
+    one cross pair at the bar (0.89, as the embedder put it on a generated month) must not join
+    the two groups, while a third wording that pairs with only one of two siblings still joins."""
+    gp = [
+        "My GP: Dr. Okafor, practice on Bergmannstraße.",
+        "Dr. Okafor: is my family doctor, at the Bergmannstraße practice.",
+        "For check-ups I see Dr. Okafor on Bergmannstraße.",
+    ]
+    hours = [
+        "No appointments with Dr. Okafor midweek afternoons; Wednesdays they shut at 12.",
+        "Dr. Okafor doesn't see patients Wednesday after lunch.",
+        "Dr. Okafor: has the practice closed on Wednesday afternoons.",
+    ]
+    texts = gp + hours
+    names = names_seen(texts)
+    views = [fact_view(f"k{i}", t, {f"memory/d{i}.md"}, names) for i, t in enumerate(texts)]
+    same = {
+        frozenset(p)
+        for p in [("k0", "k1"), ("k0", "k2"), ("k1", "k2"), ("k3", "k4"), ("k3", "k5"), ("k4", "k5")]
+    }
+
+    def cosine(a: str, b: str) -> float:
+        if frozenset((a, b)) == frozenset(("k1", "k5")):
+            return 0.89  # the bridge
+        return 0.93 if frozenset((a, b)) in same else 0.80
+
+    groups = group_facts(views, cosine)
+    assert len({groups[k] for k in ("k0", "k1", "k2")}) == 1
+    assert len({groups[k] for k in ("k3", "k4", "k5")}) == 1
+    assert groups["k0"] != groups["k3"]
+    # a wording that pairs with one of the hours' two other wordings only still joins them
+    two = [v for v in views if v.key in ("k3", "k4", "k5")]
+
+    def loose(a: str, b: str) -> float:
+        return 0.80 if frozenset((a, b)) == frozenset(("k3", "k5")) else 0.93
+
+    assert len(set(group_facts(two, loose).values())) == 1
+
+
 def test_facts_without_a_name_merge_on_an_identifying_value_not_on_a_date_or_a_template() -> None:
     """ "Standup moved to 9:15" has no name to share: its wordings join on the time they share
     (real embedder cosines), while a dentist visit at the same time, a flight on the same date,
