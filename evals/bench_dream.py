@@ -331,7 +331,7 @@ def persona_benchmark(args: argparse.Namespace, echo: Any) -> dict[str, Any]:
             )
             if args.verbose:
                 missed = ", ".join(r["missed_facts"]) or "none"
-                echo(f"    missed: {missed}")
+                echo(f"    missed: {missed}; promoted twice: {', '.join(r['duplicated_facts']) or 'none'}")
                 for p in r["promotions"]:
                     echo(
                         f"    night {p['night']:2d} {'ok ' if p['correct'] else 'BAD'} {p['text']}  {p['sources']}"

@@ -1078,11 +1078,12 @@ def score_month(month: PersonaMonth, promotions: list[Promotion]) -> dict[str, A
         if p.correct and p.label is not None and (p.label.fact_id, p.label.version) in final
     }
     seen: set[tuple[str | None, int | None]] = set()
-    duplicates = 0
+    duplicated: list[str] = []
     for p in promotions:
         if p.correct and p.label is not None:
             ident = (p.label.fact_id, p.label.version)
-            duplicates += ident in seen
+            if ident in seen:
+                duplicated.append(str(p.label.fact_id))
             seen.add(ident)
     precision = correct / len(promotions) if promotions else 1.0
     recall = len(found) / len(final) if final else 1.0
@@ -1103,7 +1104,8 @@ def score_month(month: PersonaMonth, promotions: list[Promotion]) -> dict[str, A
         "facts": len(final),
         "facts_promoted": len(found),
         "missed_facts": sorted(fid for fid, _ in final - found),
-        "duplicate_items": duplicates,
+        "duplicate_items": len(duplicated),
+        "duplicated_facts": sorted(duplicated),
         "chatter_leaked": sum(
             1 for p in promotions if p.label is not None and p.label.kind in ("chatter", "burst")
         ),

@@ -172,10 +172,19 @@ class GroupingConfig:
 _CALENDAR = frozenset(stem(w) for w in (*MONTHS, *WEEKDAYS))
 
 
+_MONTH_WORDS = frozenset(MONTHS)
+_NUMERIC_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
+
+
+def _is_date(value: str) -> bool:
+    return any(w in _MONTH_WORDS for w in value.split()) or bool(_NUMERIC_DATE.fullmatch(value))
+
+
 def _undated(values: frozenset[str], strong: frozenset[str]) -> frozenset[str]:
-    """The ``strong`` values that are not part of a date ("June 12" and its "12" are not)."""
-    dated = {w for x in values if x[:1].isalpha() for w in x.split()}
-    return frozenset(x for x in strong if x not in dated and not x[:1].isalpha())
+    """The ``strong`` values that are not a date nor part of one ("June 12", "12 May",
+    "2026-05-12" and their "12" are not; a code such as "cobalt-fox-21" or "LH1234" is)."""
+    dated = {w for x in values if _is_date(x) for w in x.split()}
+    return frozenset(x for x in strong if x not in dated and not _is_date(x))
 
 
 def _strong_values(values: frozenset[str]) -> frozenset[str]:
@@ -449,6 +458,10 @@ class FactVectors:
         if va is None or vb is None:
             return None
         return float(va @ vb)
+
+
+# bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
+RULES_VERSION = 2
 
 
 class FactPairCache:

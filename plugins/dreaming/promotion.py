@@ -21,6 +21,7 @@ from lifelong.errors import LLMOffline
 
 from .candidates import Candidate, CandidatePool, DailyReader, Occurrence, shared_candidates
 from .facts import (
+    RULES_VERSION,
     FactPairCache,
     FactVectors,
     GroupingConfig,
@@ -105,7 +106,7 @@ def fact_groups(ctx: Any, run: Any, candidates: list[Candidate]) -> dict[str, li
     cfg = GroupingConfig.from_config(run.config)
     # the pairs of candidates unchanged since the last grouping are reused (same result, see
     # facts.group_facts_known): a night compares only its new lines
-    cache = FactPairCache(ctx.store, json.dumps([model, cfg.__dict__], sort_keys=True))
+    cache = FactPairCache(ctx.store, json.dumps([model, cfg.__dict__, RULES_VERSION], sort_keys=True))
     fps, known = cache.load()
     now = {v.key: view_fingerprint(v) for v in views}
     unchanged = {k for k, fp in now.items() if fps.get(k) == fp}
