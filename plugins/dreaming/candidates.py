@@ -723,6 +723,9 @@ def credits_by_search(
             search = (e.query_hash, e.ts)
             best_of_search[search] = max(best_of_search.get(search, 0.0), e.score)
     searches: dict[tuple[str, float], list[Credit]] = defaultdict(list)
+    paraphrased: dict[
+        tuple[str, float, str], Credit
+    ] = {}  # per search and file: the best line sharing no word
     for (rel, start, end, qhash), evs in groups.items():
         snippets = reader.snippets(rel)
         idx = [i for i, s in enumerate(snippets or []) if s.overlaps(start, end)]
@@ -738,16 +741,20 @@ def credits_by_search(
         if not found and len(idx) == 1:
             # the search pointed at this one line: credit it when the hit was strong on its own,
             # or among the strongest of its search (a paraphrase shares no word with the note)
-            found = [(snippets[idx[0]], 0.0, 0.0)]
-            evs = [
-                e
-                for e in evs
-                if e.score >= floor
-                or (
-                    e.score >= rel_floor
-                    and e.score >= rel_share * best_of_search.get((e.query_hash, e.ts), 0.0)
-                )
-            ]
+            # and the strongest such line of its file (a line's score carries its chunk's, so
+            # the neighbours of a paraphrased hit score high too: "who is my physician" found
+            # "My GP: Dr. Keller" and, one line below it, "Left my umbrella at ...")
+            snippet = snippets[idx[0]]
+            key = pool.lookup(snippet) or snippet.key
+            for e in evs:
+                credit = Credit(e, snippet, key, 0.0, 0.0)
+                if e.score >= floor:
+                    searches[(qhash, e.ts)].append(credit)
+                elif e.score >= rel_floor and e.score >= rel_share * best_of_search.get((qhash, e.ts), 0.0):
+                    best = paraphrased.get((qhash, e.ts, rel))
+                    if best is None or e.score > best.event.score:
+                        paraphrased[(qhash, e.ts, rel)] = credit
+            continue
         if not found:
             report.events_unattributed += len(evs)
             continue
@@ -755,6 +762,8 @@ def credits_by_search(
             key = pool.lookup(snippet) or snippet.key
             for ev in evs:
                 searches[(qhash, ev.ts)].append(Credit(ev, snippet, key, overlap, cov))
+    for (qhash, ts, _rel), credit in paraphrased.items():
+        searches[(qhash, ts)].append(credit)
     return searches
 
 
