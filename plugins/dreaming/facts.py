@@ -126,12 +126,50 @@ def name_phrases(text: str, subjects: frozenset[str]) -> frozenset[str]:
     return frozenset(p for p in phrases if not any(p != q and p in q.split(" ") for q in phrases))
 
 
+_HOUR_WORDS = {
+    w: i + 1 for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split())
+}
+_CLOCK = re.compile(
+    r"\b(?:(?P<h>\d{1,2})(?:[:.h](?P<m>\d{2}))?|(?P<w>"
+    + "|".join(_HOUR_WORDS)
+    + r"))\s*(?P<part>[ap]\.?m\b\.?|in the (?:morning|afternoon|evening)|at night|o'?clock)"
+    r"|\b(?P<noon>noon|midday|midnight)\b"
+    r"|\b(?P<H>[01]?\d|2[0-3]):(?P<M>[0-5]\d)\b(?![.:]\d)",
+    re.I,
+)
+
+
+def clock_times(text: str) -> frozenset[str]:
+    """Times of day however written, as 24-hour "HH:MM": "18:00", "6 pm", "6:30pm", "six in the
+    evening", "noon"; "9.15" only with a part of the day ("9.15 am"): 12.50 is more often money."""
+    out = set()
+    for m in _CLOCK.finditer(text):
+        if m.group("noon"):
+            out.add("00:00" if m.group("noon").lower() == "midnight" else "12:00")
+            continue
+        if m.group("H") is not None:
+            out.add(f"{int(m.group('H')):02d}:{m.group('M')}")
+            continue
+        hour = int(m.group("h")) if m.group("h") else _HOUR_WORDS[m.group("w").lower()]
+        minute = m.group("m") or "00"
+        if not 0 <= hour <= 23 or int(minute) > 59:
+            continue
+        part = m.group("part").lower().replace(".", "")
+        if part.startswith(("pm", "in the afternoon", "in the evening", "at night")) and hour < 12:
+            hour += 12
+        elif part.startswith(("am", "in the morning")) and hour == 12:
+            hour = 0
+        out.add(f"{hour:02d}:{minute}")
+    return frozenset(out)
+
+
 @lru_cache(maxsize=100_000)
 def values_of(text: str) -> frozenset[str]:
-    """Tokens with a digit (dates, amounts, times, counts) and dates spelled with a month."""
+    """Tokens with a digit (dates, amounts, times, counts), dates spelled with a month, and every
+    time of day in one form ("6 pm", "six in the evening" and "18:00" all give "18:00")."""
     vals = {w for w in words(text) if any(ch.isdigit() for ch in w)}
     vals |= {t for t in concept_tags(text) if any(ch.isdigit() for ch in t)}
-    return frozenset(vals)
+    return frozenset(vals | clock_times(text))
 
 
 def fact_view(key: str, text: str, paths: Iterable[str], names: frozenset[str] | None = None) -> FactView:
@@ -461,7 +499,7 @@ class FactVectors:
 
 
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
-RULES_VERSION = 2
+RULES_VERSION = 3
 
 
 class FactPairCache:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from lifelong_plugins.dreaming.facts import GroupingConfig, fact_view, group_facts, names_seen
+from lifelong_plugins.dreaming.facts import GroupingConfig, clock_times, fact_view, group_facts, names_seen
 from lifelong_plugins.dreaming.memory_file import TOPICS, Item, add_items, compact, existing_keys
 from lifelong_plugins.dreaming.run import explain, rollback_run
 from lifelong_plugins.dreaming.snippets import parse_snippets
@@ -125,7 +125,7 @@ def test_a_code_identifies_a_fact_and_a_date_in_any_order_does_not() -> None:
     assert list(ident.values()) == [
         frozenset({"cobalt-fox-21"}),
         frozenset({"lh1234"}),
-        frozenset({"9:15"}),
+        frozenset({"9:15", "09:15"}),
         frozenset({"10:00"}),
         frozenset(),
     ]
@@ -137,6 +137,24 @@ def test_a_code_identifies_a_fact_and_a_date_in_any_order_does_not() -> None:
     # the bundled model puts these wordings at 0.91-0.95 (a generated month): a shared code joins
     groups = group_facts(wifi, lambda a, b: 0.89)
     assert len(set(groups.values())) == 1
+
+
+def test_a_time_of_day_is_one_value_however_it_is_written() -> None:
+    """ "18:00", "6 pm" and "six in the evening" are one value, so the three wordings of a training
+    schedule join without an embedder; money and versions with a dot are not times."""
+    assert clock_times("at 18:00, or 6 pm, or six in the evening, or 6.30pm") == {"18:00", "18:30"}
+    assert clock_times("standup at 9:15; lunch at noon; 12 am") == {"09:15", "12:00", "00:00"}
+    assert clock_times("paid 12.50 euros for version 1.25; score 3:1; on 12.05.2026") == frozenset()
+    texts = [
+        "Coach Lina trains me on Tuesdays and Thursdays at 18:00.",
+        "Sessions with Lina: Tue and Thu, six in the evening.",
+        "Gym slots are twice a week with Lina, Tuesday/Thursday at 6 pm.",
+        "Coach Lina charges EUR 55 per session.",
+    ]
+    names = names_seen(texts)
+    views = [fact_view(f"k{i}", t, {f"memory/d{i}.md"}, names) for i, t in enumerate(texts)]
+    groups = group_facts(views)
+    assert groups["k0"] == groups["k1"] == groups["k2"] != groups["k3"]
 
 
 def test_one_borderline_pair_does_not_chain_two_facts_about_one_subject() -> None:
