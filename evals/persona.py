@@ -96,6 +96,31 @@ BURSTS = [
         ["when does the plumber come", "plumber time window", "plumber {plumber} today"],
     ),
 ]
+# what an agent also searches all day (a pre-reply gate searches before every reply): questions
+# that no note answers, so whatever they return is no recall of it
+OFF_TOPIC_QUERIES = [
+    "how does compound interest work",
+    "recipe for banana bread",
+    "best way to learn Spanish",
+    "what is the capital of Australia",
+    "python list comprehension syntax",
+    "how long to boil an egg",
+    "good podcasts about history",
+    "convert miles to kilometres",
+    "how to fix a squeaky door hinge",
+    "ideas for a rainy weekend",
+    "what does a VPN do",
+    "tips for sleeping better",
+    "how many cups in a litre",
+    "explain the offside rule",
+    "summarise this article for me",
+    "write a polite reply to a complaint",
+    "which houseplants need little light",
+    "how to remove a wine stain",
+    "draft a birthday message",
+    "what time zone is Tokyo in",
+]
+
 ONE_OFF_QUERIES = {
     "Lunch at": "where did I have lunch",
     "Watched two": "what show did I watch",
@@ -801,6 +826,7 @@ def generate_paraphrase_month(
     n_subjects: int = 4,
     unnamed: int = 1,
     used: set[str] | None = None,
+    off_topic: int = 2,
 ) -> PersonaMonth:
     """A month in which every durable fact is stated on 3 different days in 3 different wordings
     (sometimes with its subject only in a parent list item or a heading), searched on 4-6 later
@@ -809,7 +835,9 @@ def generate_paraphrase_month(
     the two must not merge; ``unnamed`` more pairs have no name at all (the standup time and a
     dentist appointment at that same time, the rent and the wifi password of the flat). Chit-chat
     is written once; a few one-offs are searched once, and some
-    same-day bursts three times (writes nothing)."""
+    same-day bursts three times; up to ``off_topic`` searches a day ask what no note answers (what
+    a pre-reply gate sends), drawn from their own random stream so the rest of the month is the
+    same with or without them (writes nothing)."""
     rng = random.Random(10_000 + seed)
     first = _pick(rng, PEOPLE)
     persona = {
@@ -895,6 +923,7 @@ def generate_paraphrase_month(
                 blocks[day].append(("Home", [(f"- {text}", LineLabel("burst", day))]))
                 searches[day].extend(q.format(**extra) for q in queries)
 
+    off = random.Random(20_000 + seed)
     for day in range(days):
         date = start + dt.timedelta(days=day)
         path = month.path(day)
@@ -921,6 +950,13 @@ def generate_paraphrase_month(
         month.dailies[day] = "\n".join(out).rstrip() + "\n"
         hours = sorted(rng.sample(range(8 * 60, 22 * 60), len(searches[day])))
         month.searches[day] = [(m // 60, m % 60, q) for m, q in zip(hours, searches[day], strict=True)]
+        # questions no note answers, from their own stream: the rest of the month stays the same
+        asked = off.sample(OFF_TOPIC_QUERIES, off.randint(0, off_topic))
+        free = sorted(set(range(8 * 60, 22 * 60)) - set(hours))
+        month.searches[day] += [
+            (m // 60, m % 60, q) for m, q in zip(off.sample(free, len(asked)), asked, strict=True)
+        ]
+        month.searches[day].sort()
     return month
 
 
