@@ -274,7 +274,7 @@ class RecallIndex:
         self.store = ctx.store
         self.config = config
         self._embedder_failed: str | None = None
-        self._stats_cache: tuple[tuple[int, int], dict[str, tuple[float, int]]] | None = None
+        self._stats_cache: tuple[tuple[int, int], dict[str, tuple[float, int, str, bool]]] | None = None
         self.vectors = VectorStore(ctx.store, config)
         self.total_docs: tuple[str, int] | None = None  # (generation, chunk count) for the FTS plan
 
@@ -341,17 +341,80 @@ class RecallIndex:
             paths[rel] = found.path
         return disk, paths
 
-    def _indexed_stats(self) -> dict[str, tuple[float, int]]:
-        """path -> (mtime, size) of the files table, cached until the database changes
-        (``PRAGMA data_version`` moves on another connection's commit, ``total_changes`` on
-        this connection's writes)."""
+    def _files_version(self) -> tuple[int, int]:
+        """(``PRAGMA data_version``: moves when another connection commits, the files table's
+        change counter: moves on any change to it, this connection's too)."""
         conn = self.store.conn
-        version = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        return conn.execute("PRAGMA data_version").fetchone()[0], conn.execute(
+            "SELECT n FROM files_version WHERE id = 1"
+        ).fetchone()[0]
+
+    def _indexed_stats(self) -> dict[str, tuple[float, int, str, bool]]:
+        """path -> (mtime, size, corpus, checksum known) of the files table, cached until the
+        table changes (:meth:`_files_version`); a sync patches the cache after its own writes
+        (:meth:`_patch_stats`), so the next check does not read ten thousand rows again."""
+        version = self._files_version()
         cached = self._stats_cache
         if cached is None or cached[0] != version:
-            stats = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime, size FROM files")}
-            cached = self._stats_cache = (version, stats)
+            rows = self.store.conn.execute("SELECT path, mtime, size, corpus, sha256 IS NOT NULL FROM files")
+            cached = self._stats_cache = (version, {r[0]: (r[1], r[2], r[3], bool(r[4])) for r in rows})
         return cached[1]
+
+    def _patch_stats(self, before: tuple[int, int] | None, paths: Iterable[str] | None) -> None:
+        """After this sync's own writes to the files table: re-read the rows of ``paths`` into
+        the cache (None: forget it), unless another connection committed since the cache was
+        read (``before``, its version), which also forgets it."""
+        cached = self._stats_cache
+        if cached is None or paths is None or before is None or cached[0] != before:
+            self._stats_cache = None
+            return
+        version = self._files_version()
+        if version[0] != before[0]:
+            self._stats_cache = None  # another process wrote meanwhile: read it all next time
+            return
+        stats = cached[1]
+        paths = list(paths)
+        for rel in paths:
+            stats.pop(rel, None)
+        for i in range(0, len(paths), 500):
+            part = paths[i : i + 500]
+            q = ",".join("?" * len(part))
+            for r in self.store.conn.execute(
+                f"SELECT path, mtime, size, corpus, sha256 IS NOT NULL FROM files WHERE path IN ({q})", part
+            ):
+                stats[r[0]] = (r[1], r[2], r[3], bool(r[4]))
+        self._stats_cache = (version, stats)
+
+    def _file_rows(self, paths: Iterable[str]) -> dict[str, FileState]:
+        """The files table's rows for ``paths`` (those it holds)."""
+        paths = list(paths)
+        out: dict[str, FileState] = {}
+        for i in range(0, len(paths), 500):
+            part = paths[i : i + 500]
+            q = ",".join("?" * len(part))
+            for r in self.store.conn.execute(
+                f"SELECT path, mtime, size, sha256, corpus FROM files WHERE path IN ({q})", part
+            ):
+                out[r[0]] = FileState(*r[1:])
+        return out
+
+    def _plan_from_stats(
+        self, scanned: dict[str, ScannedFile]
+    ) -> tuple[ChangePlan, dict[str, FileState], dict[str, str], dict[str, FileState]]:
+        """The plan of a sync that is not forced, reading the index's full rows (and the disk's
+        checksums) only for files whose path, mtime, size or corpus differ: on a large workspace
+        a sync after one appended line compares ten thousand stats, not ten thousand rows."""
+        stats = self._indexed_stats()
+        # a row without a checksum is re-read whatever its stat (a migration clears them all to
+        # have every file indexed again by the next full sync)
+        suspects = [rel for rel, f in scanned.items() if stats.get(rel) != (f.mtime, f.size, f.corpus, True)]
+        gone = [rel for rel in stats if rel not in scanned]
+        indexed = self._file_rows([*suspects, *gone])
+        disk, paths = self.disk_state(indexed, {rel: scanned[rel] for rel in suspects})
+        part = plan_changes(disk, indexed)
+        same = set(scanned) - set(suspects)
+        unchanged = tuple(sorted(same.union(part.unchanged)))
+        return ChangePlan(part.new, part.modified, part.deleted, unchanged), disk, paths, indexed
 
     def scan(self) -> dict[str, ScannedFile]:
         return scan_workspace(self.ws, self.config.get("extra_paths", []))
@@ -365,7 +428,7 @@ class RecallIndex:
         if len(scanned) != len(indexed):
             return True
         for rel, found in scanned.items():
-            if indexed.get(rel) != (found.mtime, found.size):
+            if indexed.get(rel, ())[:2] != (found.mtime, found.size):
                 return True
         if self.embedder is None:
             return False
@@ -412,19 +475,31 @@ class RecallIndex:
         _, problems = resolve_extra_paths(self.ws.root, self.config.get("extra_paths", []))
         self._set_warnings("extra_paths:", problems)
         with self.store.lock:
-            indexed = self.indexed_files()
-            disk, paths = self.disk_state(indexed, scanned)
+            if force:
+                indexed = self.indexed_files()
+                disk, paths = self.disk_state(indexed, scanned)
+                plan = plan_changes(disk, indexed, force=True)
+            else:
+                plan, disk, paths, indexed = self._plan_from_stats(
+                    self.scan() if scanned is None else scanned
+                )
+            cache_version = None if force or self._stats_cache is None else self._stats_cache[0]
             embedder = self.embedder
             # vectors of another provider/model (or none yet) are rebuilt for every chunk
             stale_vectors = embedder is not None and self.meta("embedder") != self.embedder_id(embedder)
             if embedder is not None:
                 self._mark_sentences_due(backlog=not stale_vectors)
             resume = embedder is not None and not stale_vectors and self.meta(PENDING_KEY) is not None
-            plan = plan_changes(disk, indexed, force=force)
         report = SyncReport(plan)
-        pending, unit_pending, token = self._sync_text(
-            plan, disk, indexed, paths, report, progress, embedder, reset=stale_vectors, force=force
-        )
+        try:
+            pending, unit_pending, token = self._sync_text(
+                plan, disk, indexed, paths, report, progress, embedder, reset=stale_vectors, force=force
+            )
+        except BaseException:
+            self._stats_cache = None
+            raise
+        # a forced sync rewrote every row: read them again when next needed
+        self._patch_stats(cache_version, None if force else [*plan.deleted, *disk])
         if not self.config["unit_vectors"]:
             unit_pending = []
         if embedder is None:
@@ -512,6 +587,8 @@ class RecallIndex:
                         report.skipped[rel] = error
                 if i >= len(steps):
                     for rel in plan.unchanged:  # same bytes, new stat (a touch, a copy): remember it
+                        if rel not in disk or rel not in indexed:
+                            continue  # its stat matched the index: nothing to remember
                         st, prev = disk[rel], indexed[rel]
                         if (st.mtime, st.size) != (prev.mtime, prev.size):
                             conn.execute(

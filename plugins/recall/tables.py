@@ -199,3 +199,19 @@ def m008_sentence_vectors(db):  # noqa: ANN001
     (``lifelong index``, the watcher) embeds them for the units an index already holds."""
     if "sentences" not in {c.name for c in db["unit_vectors"].columns}:
         db.execute("ALTER TABLE unit_vectors ADD COLUMN sentences BLOB")
+
+
+@migrations()
+def m009_files_version(db):  # noqa: ANN001
+    """A counter that every change to the files table moves (triggers), so the index keeps the
+    table's stats in memory between syncs and reads them again only when someone else changed
+    it (``RecallIndex._indexed_stats``)."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS files_version (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)"
+    )
+    db.execute("INSERT OR IGNORE INTO files_version(id, n) VALUES (1, 0)")
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        db.execute(
+            f"CREATE TRIGGER IF NOT EXISTS files_version_{event.lower()} AFTER {event} ON files "
+            "BEGIN UPDATE files_version SET n = n + 1 WHERE id = 1; END"
+        )

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -12,6 +13,8 @@ from lifelong_plugins.recall import service
 from lifelong import clock
 from lifelong.cli import cli
 from lifelong.contracts import SearchRequest
+from lifelong.host import Host
+from lifelong.workspace import Workspace
 
 BERLIN = clock.zone("Europe/Berlin")
 NOW = dt.datetime(2026, 3, 24, 9, 0, tzinfo=BERLIN)
@@ -145,6 +148,29 @@ def test_appending_a_line_embeds_only_the_changed_chunk(make_host) -> None:
         second = idx.sync()
     assert second.plan.modified == ("memory/2026-03-10.md",) and len(second.plan.unchanged) == 9
     assert second.embedded == 1
+
+
+def test_the_file_stats_stay_in_memory_until_someone_else_changes_the_table(make_host) -> None:
+    """A sync plans from the files' stats, read once and patched after its own writes; a change
+    to the table by another process, or by anything else on this connection, is still seen."""
+    files = {f"memory/2026-03-{d:02d}.md": f"# Day {d}\n\n- note {d} about topic {d}\n" for d in range(1, 6)}
+    host = make_host(files, {"embedding": {"provider": "none"}})
+    other = Host(Workspace(host.workspace.root))
+    idx, idx2 = service.index_for(host.ctx), service.index_for(other.ctx)
+    with clock.pinned(NOW), contextlib.closing(other):
+        idx.sync()
+        assert idx._stats_cache is not None and idx._stats_cache[0] == idx._files_version()  # patched
+        search(host, "topic 3")  # recording recall events does not make the stats stale
+        assert idx._stats_cache[0] == idx._files_version()
+        # another process indexes a new daily: this one sees its row, and plans nothing for it
+        (host.workspace.root / "memory/2026-03-06.md").write_text("# Day 6\n\n- note 6\n")
+        assert idx2.sync().plan.new == ("memory/2026-03-06.md",)
+        assert idx.needs_sync() is False and idx.sync().plan.changed is False
+        # a checksum forgotten on this connection (what a migration does) re-indexes that file
+        host.store.execute("UPDATE files SET sha256 = NULL WHERE path = 'memory/2026-03-02.md'")
+        host.store.conn.commit()
+        again = idx.sync()
+    assert again.plan.modified == ("memory/2026-03-02.md",) and len(again.plan.unchanged) == 5
 
 
 def test_provider_change_marks_vectors_stale(make_host) -> None:
