@@ -157,6 +157,34 @@ def test_a_time_of_day_is_one_value_however_it_is_written() -> None:
     assert groups["k0"] == groups["k1"] == groups["k2"] != groups["k3"]
 
 
+def test_a_third_wording_just_under_the_bar_joins_the_group_it_shares_a_rare_word_with() -> None:
+    """The allergy's third wording is under the cosine bar with both others (0.84, 0.87, as the
+    bundled model put them) but names Greta and "kiwi" like each of them, a word no other line
+    holds: it joins. A line about Greta's school at the same similarity shares no such word and
+    stays out; a kiwi line 0.10 under the bar stays out, and once a fourth line holds the word it
+    no longer tells which group a line belongs to."""
+    texts = {
+        "a": "Greta is allergic to kiwi.",
+        "b": "The allergist confirmed it again: Greta must avoid kiwi.",
+        "c": "No kiwi for Greta, she reacts badly; check every menu.",
+        "s": "School day for Greta ends at 15:30; Tom covers Fridays.",
+        "k": "Greta had kiwi juice at the party.",
+    }
+    names = names_seen(texts.values())
+    views = [fact_view(k, t, {f"memory/{k}.md"}, names) for k, t in texts.items()]
+    table = {("a", "b"): 0.92, ("a", "c"): 0.84, ("b", "c"): 0.87, ("a", "s"): 0.85, ("b", "s"): 0.86}
+
+    def cosine(x: str, y: str) -> float:
+        return table.get((x, y), 0.78)
+
+    groups = group_facts([v for v in views if v.key != "k"], cosine)
+    assert groups["a"] == groups["b"] == groups["c"] != groups["s"]
+    groups = group_facts([v for v in views if v.key != "c"], cosine)
+    assert groups["a"] == groups["b"] != groups["k"]
+    groups = group_facts(views, cosine)
+    assert groups["a"] == groups["b"] and groups["c"] != groups["a"] and groups["k"] != groups["a"]
+
+
 def test_one_borderline_pair_does_not_chain_two_facts_about_one_subject() -> None:
     """The GP's three wordings and the practice's opening hours' three share the doctor's name;
     one cross pair at the bar (0.89, as the embedder put it on a generated month) must not join
