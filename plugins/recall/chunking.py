@@ -32,6 +32,9 @@ from lifelong.markdown import Block, estimate_tokens, parse_blocks, split_lines
 __all__ = ["Block", "Chunk", "Unit", "chunk_markdown", "chunk_units", "estimate_tokens", "parse_blocks"]
 
 SKIPPED_UNIT_KINDS = ("heading", "hr")
+# an HTML block of comments only (the fences of the suite's managed sections, an editor's note
+# markers) says nothing a search could want: it is no retrieval unit
+_ONLY_COMMENTS = re.compile(r"\s*(?:<!--.*?-->\s*)+", re.S)
 
 # a line's list marker, its bracketed tag and who speaks (``- [D1:3] Caroline: ...``)
 SPEAKER_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]\n]{1,40}\]\s*)?([A-Z][\w.'’ -]{0,40}?):\s")
@@ -270,6 +273,8 @@ def retrieval_units(
         if b.kind in SKIPPED_UNIT_KINDS:
             continue
         end = min(b.end, len(all_lines))
+        if b.kind == "html_block" and _ONLY_COMMENTS.fullmatch("\n".join(all_lines[b.start - 1 : end])):
+            continue
         if estimate_tokens("\n".join(all_lines[b.start - 1 : end])) <= unit_tokens:
             add(b.start, end, b.heading_path)
             continue

@@ -383,3 +383,19 @@ def test_units_store_their_terms_and_migration_m006_fills_old_rows(make_host) ->
         decode_terms(r["terms"]) == term_counts(r["text"])
         for r in host.store.query("SELECT text, terms FROM units")
     )
+
+
+def test_the_fences_of_a_managed_section_are_never_a_result(make_host) -> None:
+    """The suite's own section markers in MEMORY.md are no retrieval unit: a search whose words
+    match nothing there better used to get ``<!-- lifelong:topic-other:end -->`` as a result."""
+    memory = (
+        "# MEMORY\n\n## Other\n<!-- lifelong:topic-other:start -->\n"
+        "- Left my umbrella at the corner café, must pick it up. <!-- key:3dac4f58f1bc -->\n"
+        "<!-- lifelong:topic-other:end -->\n\n<details>kept: real HTML</details>\n"
+    )
+    units = retrieval_units(memory)
+    assert [(u.start_line, u.end_line) for u in units] == [(5, 5), (8, 8)]
+    host = make_host({"MEMORY.md": memory}, **RECALL)
+    with clock.pinned(NOW):
+        results = search(host, "lifelong topic other end", min_score=0)
+    assert results and all("lifelong:topic-other:end" not in r.text.splitlines()[0] for r in results)
