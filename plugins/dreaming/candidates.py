@@ -723,9 +723,8 @@ def credits_by_search(
             search = (e.query_hash, e.ts)
             best_of_search[search] = max(best_of_search.get(search, 0.0), e.score)
     searches: dict[tuple[str, float], list[Credit]] = defaultdict(list)
-    paraphrased: dict[
-        tuple[str, float, str], Credit
-    ] = {}  # per search and file: the best line sharing no word
+    # per search and daily: its best line sharing no word with the query
+    paraphrased: dict[tuple[str, float, str], Credit] = {}
     for (rel, start, end, qhash), evs in groups.items():
         snippets = reader.snippets(rel)
         idx = [i for i, s in enumerate(snippets or []) if s.overlaps(start, end)]

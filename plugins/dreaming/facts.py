@@ -427,6 +427,13 @@ def group_facts_known(
         return k
 
     members = {v.key: [v.key] for v in views}
+
+    def merge(ra: str, rb: str) -> None:
+        root, other = (ra, rb) if ra < rb else (rb, ra)  # a group's id is its smallest key
+        parent[other] = root
+        paths[root] |= paths.pop(other)
+        members[root] += members.pop(other)
+
     for _neg, (ka, kb) in sorted((-strength, pair) for pair, strength in pairs.items()):
         ra, rb = find(ka), find(kb)
         if ra == rb or paths[ra] & paths[rb]:
@@ -440,36 +447,30 @@ def group_facts_known(
         linked = sum((x, y) in pairs or (y, x) in pairs for x in members[ra] for y in members[rb])
         if linked < LINKAGE * len(members[ra]) * len(members[rb]):
             continue  # two facts about one subject, bridged by one borderline pair
-        root, other = (ra, rb) if ra < rb else (rb, ra)
-        parent[other] = root
-        paths[root] |= paths.pop(other)
-        members[root] += members.pop(other)
+        merge(ra, rb)
     if cosine is not None and JOIN_RELIEF:
         # a lone wording just under the bar with every member of a group (see JOIN_RELIEF)
         for v in views:
-            root = find(v.key)
-            if len(members[root]) != 1 or not v.subjects:
-                continue
-            joined = False
+            if len(members.get(v.key, ())) != 1 or not v.subjects:
+                continue  # not alone
             for t in sorted(v.rest - _CALENDAR):
                 keys = block.get("w:" + t, [])
-                if joined or len(keys) > RARE_WORD_MAX:
+                # the word's other holders are exactly one group of two or more
+                roots = {find(k) for k in keys if k != v.key}
+                if len(keys) > RARE_WORD_MAX or len(roots) != 1:
                     continue
-                for g in sorted({find(k) for k in keys if k != v.key}):
-                    group = members.get(g, [])
-                    if len(group) < 2 or len(group) + 1 < len(keys) or paths[g] & paths[root]:
-                        continue
-                    if not all(t in by_key[m].rest and v.subjects & by_key[m].subjects for m in group):
-                        continue
-                    if any(conflicting(v, by_key[m]) for m in group):
-                        continue
-                    cos = [cosine(*sorted((v.key, m))) for m in group]
-                    if all(c is not None and c >= cfg.cosine - JOIN_RELIEF for c in cos):
-                        parent[root] = g
-                        paths[g] |= paths.pop(root)
-                        members[g] += members.pop(root)
-                        joined = True
-                        break
+                g = roots.pop()
+                group = members[g]
+                if len(group) < 2 or len(group) + 1 != len(keys) or paths[g] & paths[v.key]:
+                    continue
+                if not all(v.subjects & by_key[m].subjects and not conflicting(v, by_key[m]) for m in group):
+                    continue
+                if all(
+                    (c := cosine(*sorted((v.key, m)))) is not None and c >= cfg.cosine - JOIN_RELIEF
+                    for m in group
+                ):
+                    merge(g, v.key)
+                    break
     return Grouping({k: find(k) for k in parent}, pairs, compared)
 
 

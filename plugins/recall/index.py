@@ -356,9 +356,20 @@ class RecallIndex:
         version = self._files_version()
         cached = self._stats_cache
         if cached is None or cached[0] != version:
-            rows = self.store.conn.execute("SELECT path, mtime, size, corpus, sha256 IS NOT NULL FROM files")
-            cached = self._stats_cache = (version, {r[0]: (r[1], r[2], r[3], bool(r[4])) for r in rows})
+            cached = self._stats_cache = (version, self._stat_rows())
         return cached[1]
+
+    def _stat_rows(self, paths: list[str] | None = None) -> dict[str, tuple[float, int, str, bool]]:
+        """The cached stats of every file row, or of those of ``paths``."""
+        sql = "SELECT path, mtime, size, corpus, sha256 IS NOT NULL FROM files"
+        rows = (
+            self.store.conn.execute(sql)
+            if paths is None
+            else self.store.conn.execute(
+                f"{sql} WHERE path IN (SELECT value FROM json_each(?))", [json.dumps(paths)]
+            )
+        )
+        return {r[0]: (r[1], r[2], r[3], bool(r[4])) for r in rows}
 
     def _patch_stats(self, before: tuple[int, int] | None, paths: Iterable[str] | None) -> None:
         """After this sync's own writes to the files table: re-read the rows of ``paths`` into
@@ -376,27 +387,18 @@ class RecallIndex:
         paths = list(paths)
         for rel in paths:
             stats.pop(rel, None)
-        for i in range(0, len(paths), 500):
-            part = paths[i : i + 500]
-            q = ",".join("?" * len(part))
-            for r in self.store.conn.execute(
-                f"SELECT path, mtime, size, corpus, sha256 IS NOT NULL FROM files WHERE path IN ({q})", part
-            ):
-                stats[r[0]] = (r[1], r[2], r[3], bool(r[4]))
+        stats.update(self._stat_rows(paths))
         self._stats_cache = (version, stats)
 
-    def _file_rows(self, paths: Iterable[str]) -> dict[str, FileState]:
+    def _file_rows(self, paths: list[str]) -> dict[str, FileState]:
         """The files table's rows for ``paths`` (those it holds)."""
-        paths = list(paths)
-        out: dict[str, FileState] = {}
-        for i in range(0, len(paths), 500):
-            part = paths[i : i + 500]
-            q = ",".join("?" * len(part))
+        return {
+            r[0]: FileState(*r[1:])
             for r in self.store.conn.execute(
-                f"SELECT path, mtime, size, sha256, corpus FROM files WHERE path IN ({q})", part
-            ):
-                out[r[0]] = FileState(*r[1:])
-        return out
+                "SELECT path, mtime, size, sha256, corpus FROM files WHERE path IN (SELECT value FROM json_each(?))",
+                [json.dumps(paths)],
+            )
+        }
 
     def _plan_from_stats(
         self, scanned: dict[str, ScannedFile]
