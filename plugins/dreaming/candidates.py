@@ -269,13 +269,17 @@ def credit_search(
     - a line credited through several chunks or copies counts once;
     - a line REM found corrected gives its credit to the correction when the search returned both;
     - a line covering far fewer of the query's words than the best line of the search (below
-      ``relative`` x the best coverage) is an incidental match, not what was looked up;
+      ``relative`` x the best coverage) is an incidental match, not what was looked up, unless
+      the search ranked it above every other line it names ("medical practice address" ranked
+      "My GP: Dr. Novak, practice on ..." first; a Quillmark "new address" line covers the rarer
+      word but ranked below it);
     - of two credited lines that say nearly the same thing (Jaccard >= ``sibling``: last week's
       plumber visit and today's), the newer one keeps the credit (then the one ranked higher)."""
     here = {c.key for c in credits}
     exempt = {replaced_by[c.key] for c in credits if replaced_by.get(c.key) in here}
     credits = [c for c in credits if replaced_by.get(c.key) not in here]
     best = max((c.coverage for c in credits), default=0.0)
+    top = max((c.event.score for c in credits), default=0.0)
     # newest first: asked again, the latest note about a recurring kind of thing is the one meant
     ranked = sorted(
         credits, key=lambda c: (c.snippet.day or dt.date.min, c.event.score, c.overlap), reverse=True
@@ -286,7 +290,7 @@ def credit_search(
     heads: list[tuple[Credit, frozenset[str]]] = []
     passed: list[bool] = []
     for c in ranked:
-        ok = c.coverage >= relative * best or c.key in exempt
+        ok = c.coverage >= relative * best or c.key in exempt or c.event.score >= top
         tokens = _similarity_tokens(c.snippet.text)
         for i, (h, t) in enumerate(heads):
             if c.key == h.key or jaccard(tokens, t) >= sibling:
