@@ -149,11 +149,12 @@ class NearDuplicateIndex:
         for t in self._prefix(tokens):
             self.postings[t].append(key)
 
-    def find(self, tokens: frozenset[str]) -> str | None:
+    def find_all(self, tokens: frozenset[str]) -> list[tuple[str, float]]:
+        """Every indexed set with Jaccard >= threshold: (key, similarity)."""
         if not tokens:
-            return None
+            return []
         n = len(tokens)
-        best, best_sim = None, 0.0
+        found: list[tuple[str, float]] = []
         seen: set[str] = set()
         for t in self._prefix(tokens):
             for key in self.postings.get(t, ()):
@@ -164,9 +165,14 @@ class NearDuplicateIndex:
                 if not (self.threshold * n <= len(other) <= n / self.threshold):
                     continue
                 sim = jaccard(tokens, other)
-                if sim >= self.threshold and (sim > best_sim or (sim == best_sim and key < (best or key))):
-                    best, best_sim = key, sim
-        return best
+                if sim >= self.threshold:
+                    found.append((key, sim))
+        return found
+
+    def find(self, tokens: frozenset[str]) -> str | None:
+        """The most similar indexed set (the smallest key among equals)."""
+        found = self.find_all(tokens)
+        return min(found, key=lambda f: (-f[1], f[0]))[0] if found else None
 
 
 class Vocabulary:
@@ -770,6 +776,36 @@ def credits_by_search(
     return searches
 
 
+def dated_index(pool: CandidatePool, threshold: float) -> NearDuplicateIndex:
+    """The pool's dated candidates (lines of dailies), indexed for :func:`newest_sibling`."""
+    index = NearDuplicateIndex(threshold)
+    for key, c in pool.candidates.items():
+        if c.day and c.status != "superseded":
+            index.add(key, _similarity_tokens(c.text))
+    return index
+
+
+def newest_sibling(pool: CandidatePool, index: NearDuplicateIndex, credit: Credit) -> str | None:
+    """The candidate a credit goes to instead of its line: a line that says nearly the same thing
+    (Jaccard >= ``sibling_jaccard``) written on the day of the search, after the credited one.
+    Asked "umbrella at the café" on the day a new umbrella note says "Left my umbrella at
+    Bonanza", the search ranked the old "... at the corner café" note first (it holds the word
+    'café') and today's not at all: the person was asking about today's umbrella, and the old
+    note must not collect a recall for every later umbrella. (Handing credits to the newest
+    sibling of any later day instead gathered a month of "Coffee at ...; the barista remembered
+    my order" recalls on the last coffee line, and promoted it.)"""
+    written = credit.snippet.day.isoformat() if credit.snippet.day else ""
+    if not written:
+        return None
+    own = pool.lookup(credit.snippet)
+    best: tuple[str, str] | None = None
+    for key, _sim in index.find_all(_similarity_tokens(credit.snippet.text)):
+        c = pool.candidates[key]
+        if key != own and written < c.day == credit.event.day and (best is None or (c.day, key) > best):
+            best = (c.day, key)
+    return best[1] if best else None
+
+
 def apply_credits(
     searches: dict[SearchId, list[Credit]],
     groups: dict[EventGroup, list[RecallEvent]],
@@ -793,6 +829,7 @@ def apply_credits(
             returned[(qhash, ev.ts)].add((rel, start, end))
     occ = pool.occurrence_index() if replaced_by else {}
     attributed: set[int] = set()
+    siblings: NearDuplicateIndex | None = None
     for search_id, found_in_search in searches.items():
         if replaced_by:
             found_in_search = [
@@ -806,7 +843,9 @@ def apply_credits(
         )
         report.credits_dropped_in_search += len(found_in_search) - len(credits)
         for c in credits:
-            key = pool.resolve(c.snippet, now_ts, run_id)
+            if siblings is None:
+                siblings = dated_index(pool, cfg["sibling_jaccard"])
+            key = newest_sibling(pool, siblings, c) or pool.resolve(c.snippet, now_ts, run_id)
             touched.add(key)
             ev = c.event
             attributed.add(ev.id)

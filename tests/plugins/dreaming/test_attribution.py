@@ -34,3 +34,38 @@ def test_a_paraphrased_search_credits_the_best_line_of_each_file_not_its_neighbo
         "My GP: Dr. Keller, practice on Kastanienallee.",
         "Dr. Keller: is my family doctor.",
     }
+
+
+UMBRELLA_OLD = "memory/2026-04-03.md"
+UMBRELLA_NEW = "memory/2026-04-15.md"
+UMBRELLAS = {
+    UMBRELLA_OLD: "# 2026-04-03\n\n## Home\n- Left my umbrella at the corner café, must pick it up.\n",
+    UMBRELLA_NEW: "# 2026-04-15\n\n## Home\n- Left my umbrella at Bonanza, must pick it up.\n"
+    "- Coffee at Bonanza; the barista remembered my order.\n",
+}
+
+
+def _credited(host) -> list[tuple[str, str]]:
+    return sorted(
+        host.store.conn.execute(
+            "SELECT c.path, s.day FROM dream_signals s JOIN dream_candidates c ON c.key = s.key"
+        ).fetchall()
+    )
+
+
+def test_a_search_that_found_an_older_note_credits_the_one_written_that_day(dream_host) -> None:
+    """'umbrella at the café' found the old umbrella note (it holds 'café'), not today's: today's
+    note gets the credit, so the old one does not collect a recall for every later umbrella."""
+    host = dream_host(UMBRELLAS)
+    record_event(host, UMBRELLA_OLD, 4, 4, "umbrella at the café", at("2026-04-15", 18), score=0.725)
+    dream(host, at("2026-04-16"))
+    assert _credited(host) == [(UMBRELLA_NEW, "2026-04-15")]
+
+
+def test_a_later_search_for_an_old_note_credits_the_old_note(dream_host) -> None:
+    """Only a note written the day of the search takes the credit over: asked about on a day
+    with no new umbrella, the note found is the one credited."""
+    host = dream_host(UMBRELLAS)
+    record_event(host, UMBRELLA_OLD, 4, 4, "umbrella at the café", at("2026-04-20", 18), score=0.725)
+    dream(host, at("2026-04-21"))
+    assert _credited(host) == [(UMBRELLA_OLD, "2026-04-20")]

@@ -179,7 +179,9 @@ def test_one_search_credits_what_was_looked_up_once() -> None:
     # practice address" found the GP's practice first and a startup's new address lower down
     gp = _credit("My GP: Dr. Novak, practice on Kastanienallee.", "2026-04-13", 0.415, 0.4)
     office = _credit("New address for Quillmark: a floor in Rostock.", "2026-04-06", 0.319, 1.0)
-    assert {c.snippet.text for c in credit_search([gp, office], sibling=0.5, relative=0.75, replaced_by={})} == {
+    assert {
+        c.snippet.text for c in credit_search([gp, office], sibling=0.5, relative=0.75, replaced_by={})
+    } == {
         gp.snippet.text,
         office.snippet.text,
     }
