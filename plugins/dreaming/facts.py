@@ -308,9 +308,10 @@ LINKAGE = 0.5
 # ``RARE_WORD_MAX`` do), contradicts none of them, and is within ``JOIN_RELIEF`` of the bar with
 # each: the third wording of an
 # allergy ("No kiwi for Greta, she reacts badly; check every menu", cosine 0.84 and 0.88 to the
-# other two). On persona-months 1-24: items promoted twice 7 -> 1 (relief 0.03: 5, 0.08: 0), no
-# precision or recall change at any of them
-JOIN_RELIEF = 0.05
+# other two). On persona-months 1-24: items promoted twice 7 -> 1 at relief 0.05 (0.03: 5) and
+# 0 at 0.08, no precision or recall change at any of them; 0.08 joins seed 19's "No sesame for
+# Greta, she reacts badly; check every menu" (cosine 0.872 and 0.827 to the other two wordings)
+JOIN_RELIEF = 0.08
 RARE_WORD_MAX = 4
 
 BLOCK_MAX = 400  # a word on more lines than this says nothing about which fact a line states
@@ -538,7 +539,7 @@ class FactVectors:
 
 
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
-RULES_VERSION = 3
+RULES_VERSION = 4
 
 
 class FactPairCache:
