@@ -180,10 +180,22 @@ class Correction:
     shared: tuple[str, ...]
 
 
+# "not 9:30 any more", "no longer on May 12", "instead of Tuesday": the value a note says is no
+# longer true, up to the clause's end
+_NEGATED = re.compile(r"\b(?:not|no longer|instead of|rather than)\b[^,;:.!?]*", re.I)
+
+
+def asserted_tags(text: str) -> frozenset[str]:
+    """The concept tags a note asserts: its tags less those only in a negated clause."""
+    return concept_tags(_NEGATED.sub(" ", text))
+
+
 def find_corrections(entries: list[Entry], candidates: dict[str, Entry]) -> list[Correction]:
     """Later entries with correction wording that revise an earlier candidate (pure): they share
-    two topic terms and some wording, and the later one brings a value the earlier one lacks (a
-    name, date, time or amount) — restating a correction is not a new correction."""
+    two topic terms and some wording, and the later one asserts a value the earlier one lacks (a
+    name, date, time or amount; a value it negates is not asserted: "Daily standup is now at 9:15,
+    not 9:30 any more" restates "Standup moved to 9:15") — restating a correction is not a new
+    correction."""
     by_term: dict[str, set[str]] = defaultdict(set)
     for key, c in candidates.items():
         for t in c.terms:
@@ -193,7 +205,7 @@ def find_corrections(entries: list[Entry], candidates: dict[str, Entry]) -> list
         if not is_correction(e.text):
             continue
         e_tokens = similarity_tokens(_CORRECTION.sub(" ", e.text))
-        e_tags = concept_tags(e.text)
+        e_tags = asserted_tags(e.text)
         seen: dict[str, int] = defaultdict(int)
         for t in e.terms:
             for key in by_term.get(t, ()):

@@ -56,3 +56,9 @@ def test_corrections_supersede_the_earlier_note_only() -> None:
     assert not is_correction("Priya proposed moving the Android release to April 28.")
     # a correction never supersedes a later note
     assert find_corrections(earlier, {e.key: e for e in later}) == []
+    # a value a later note negates is not a new value: it restates the earlier note
+    standup = _entries([("s1", "2026-04-12", "Standup moved to 9:15, every weekday.")])
+    again = _entries([("s2", "2026-04-17", "Daily standup is now at 9:15, not 9:30 any more.")])
+    assert find_corrections(again, {e.key: e for e in standup}) == []
+    moved = _entries([("s3", "2026-04-20", "Daily standup is now at 10:00, not 9:15 any more.")])
+    assert [c.earlier for c in find_corrections(moved, {e.key: e for e in standup})] == ["s1"]
