@@ -34,7 +34,8 @@
    every seed, no chit-chat leaked, no duplicate items). The default generator (``paraphrase``)
    states each fact in three wordings on three days and asks in other words; ``templated`` is the
    first generator. Paraphrase months also carry up to ``--off-topic`` searches a day that no
-   note answers (what a pre-reply gate sends). Seeds 1-3 are the tuning months; 4-16 are reported
+   note answers (what a pre-reply gate sends; ``--off-topic-source tool`` sends them as the agent's
+   own searches). Seeds 1-3 are the tuning months; 4-16 are reported
    apart as held out (4-8 and, since this session, 9-16 were each looked at after a change was
    measured, to find why a fact was missed; 17-24 were first run to check the changes).
 
@@ -322,7 +323,12 @@ def persona_benchmark(args: argparse.Namespace, echo: Any) -> dict[str, Any]:
             month = (
                 generate(seed, off_topic=args.off_topic) if args.generator == "paraphrase" else generate(seed)
             )
-            r = run_persona_month(month, base / f"seed{seed}", embedding=args.persona_embedding)
+            r = run_persona_month(
+                month,
+                base / f"seed{seed}",
+                embedding=args.persona_embedding,
+                off_topic_source=args.off_topic_source,
+            )
             r["held_out"] = seed not in TUNING_SEEDS
             results.append(r)
             fps = ", ".join(f"{k} {v}" for k, v in r["false_positives_by_kind"].items()) or "none"
@@ -485,6 +491,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         type=int,
         default=2,
         help="paraphrase months: up to this many searches a day that no note answers (default 2)",
+    )
+    parser.add_argument(
+        "--off-topic-source",
+        choices=["gate", "tool"],
+        default="gate",
+        help="who sends the searches no note answers: the pre-reply gate (default) or the agent's own tool calls",
     )
     parser.add_argument("--skip-backfill", action="store_true")
     parser.add_argument("--skip-grouping", action="store_true")

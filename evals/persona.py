@@ -1156,8 +1156,11 @@ def run_persona_month(
     embedding: str = "local",
     plugins: tuple[str, ...] | None = ("embeddings", "recall", "dreaming"),
     echo: Callable[[str], None] | None = None,
+    off_topic_source: str = "gate",
 ) -> dict[str, Any]:
-    """Replay ``month`` in a fresh workspace at ``root`` through the real recall and nightly job."""
+    """Replay ``month`` in a fresh workspace at ``root`` through the real recall and nightly job.
+    Searches no note answers are sent as ``off_topic_source`` (the pre-reply gate by default,
+    which is what asks about everything; ``tool`` makes them deliberate agent searches)."""
     from zoneinfo import ZoneInfo
 
     from lifelong import clock
@@ -1185,7 +1188,8 @@ def run_persona_month(
             (root / month.path(day)).write_text(month.dailies[day], "utf-8")
             for hour, minute, query in month.searches[day]:
                 with clock.pinned(dt.datetime(date.year, date.month, date.day, hour, minute, tzinfo=tz)):
-                    result = host.ctx.call_tool("memory_search", query=query, source="tool")
+                    source = off_topic_source if query in OFF_TOPIC_QUERIES else "tool"
+                    result = host.ctx.call_tool("memory_search", query=query, source=source)
                 if "error" in result:
                     raise RuntimeError(f"search {query!r} failed: {result['error']}")
             night = date + dt.timedelta(days=1)

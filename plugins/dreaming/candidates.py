@@ -727,6 +727,7 @@ def credits_by_search(
     floor = cfg["attribution_min_score_without_overlap"]
     rel_floor = cfg.get("attribution_min_score_line", 0.3)
     rel_share = cfg.get("attribution_relative_score", 0.75)
+    top_floor = cfg.get("attribution_min_score_top", 0.2)
     best_of_search: dict[tuple[str, float], float] = {}
     for evs in groups.values():
         for e in evs:
@@ -749,8 +750,9 @@ def credits_by_search(
         found = [(snippets[idx[i]], overlap, cov) for i, overlap, cov in winners]
         if not found and len(idx) == 1:
             # the search pointed at this one line: credit it when the hit was strong on its own,
-            # or among the strongest of its search (a paraphrase shares no word with the note)
-            # and the strongest such line of its file (a line's score carries its chunk's, so
+            # or among the strongest of its search (a paraphrase shares no word with the note),
+            # or the first of a tool/CLI search above a lower floor, and the strongest such line of its
+            # file (a line's score carries its chunk's, so
             # the neighbours of a paraphrased hit score high too: "who is my physician" found
             # "My GP: Dr. Keller" and, one line below it, "Left my umbrella at ...")
             snippet = snippets[idx[0]]
@@ -759,7 +761,12 @@ def credits_by_search(
                 credit = Credit(e, snippet, key, 0.0, 0.0)
                 if e.score >= floor:
                     searches[(qhash, e.ts)].append(credit)
-                elif e.score >= rel_floor and e.score >= rel_share * best_of_search.get((qhash, e.ts), 0.0):
+                elif e.score >= min(rel_floor, top_floor) and (
+                    (e.score >= rel_floor and e.score >= rel_share * best_of_search[(qhash, e.ts)])
+                    # first of a deliberate search: the gate searches before every reply,
+                    # and its weak first hits are as often about nothing in memory
+                    or (e.score >= best_of_search[(qhash, e.ts)] and e.source != "gate")
+                ):
                     best = paraphrased.get((qhash, e.ts, rel))
                     if best is None or e.score > best.event.score:
                         paraphrased[(qhash, e.ts, rel)] = credit

@@ -23,7 +23,7 @@ correction, which REM handles. Without a shared subject only near-identical word
 "Coach Nora charges EUR 55" apart at a lower bar, which is why the bar is where it is.
 
 Groups are built strongest pair first (union-find); two groups join only when no member of one
-contradicts a member of the other (see :func:`conflicting`) and at least ``LINKAGE`` of their
+contradicts a member of the other (see :func:`conflicting`) and more than ``LINKAGE`` of their
 cross pairs state one fact on their own (no chaining through one borderline pair); a wording left
 alone just under the bar joins a group that shares its subject and a rare word (``JOIN_RELIEF``);
 and two lines of the **same daily** never end
@@ -297,11 +297,17 @@ def _hopeless(a: FactView, b: FactView) -> bool:
     return len(a.rest & b.rest) < 2 and not (a.ident & b.ident)
 
 
-# Two groups join only when at least this share of their cross pairs state one fact on their
-# own: a single borderline pair ("Dr. Okafor is my family doctor, at the Bergmannstraße practice"
-# / "Dr. Okafor has the practice closed on Wednesday afternoons", cosine 0.888) does not chain the
-# GP's three wordings and the opening hours' three into one fact
+# Two groups join only when at least this share of their cross pairs state one fact on their own,
+# and when exactly this share, only through a pair sharing an identifying value or clearly over
+# the bar (strength >= ``BRIDGE_STRENGTH``: a cosine of 0.91 for a pair with a name and
+# nothing else in common): a single
+# borderline pair ("Dr. Okafor is my family doctor, at the Bergmannstraße practice" / "Dr. Okafor
+# has the practice closed on Wednesday afternoons", cosine 0.888) does not chain the GP's three
+# wordings and the opening hours' three into one fact, nor join the GP's first wording to the
+# hours' two (one of two cross pairs, at 0.883: months 43 and 52, where it promoted one merged item
+# and lost both facts), while a third wording close to one sibling (0.93) and not the other joins
 LINKAGE = 0.5
+BRIDGE_STRENGTH = 1.91
 
 # A wording left alone under the cosine bar joins a group of two or more when it names their
 # subject, shares with every member a word that no other candidate holds (and at most
@@ -435,7 +441,8 @@ def group_facts_known(
         paths[root] |= paths.pop(other)
         members[root] += members.pop(other)
 
-    for _neg, (ka, kb) in sorted((-strength, pair) for pair, strength in pairs.items()):
+    for neg, (ka, kb) in sorted((-strength, pair) for pair, strength in pairs.items()):
+        strength = -neg
         ra, rb = find(ka), find(kb)
         if ra == rb or paths[ra] & paths[rb]:
             continue  # two lines of one daily are two facts
@@ -446,7 +453,12 @@ def group_facts_known(
         ):
             continue  # no member may contradict a member of the other group
         linked = sum((x, y) in pairs or (y, x) in pairs for x in members[ra] for y in members[rb])
-        if linked < LINKAGE * len(members[ra]) * len(members[rb]):
+        cross = len(members[ra]) * len(members[rb])
+        if linked < LINKAGE * cross or (
+            linked == LINKAGE * cross
+            and strength < BRIDGE_STRENGTH
+            and not (by_key[ka].ident & by_key[kb].ident)
+        ):
             continue  # two facts about one subject, bridged by one borderline pair
         merge(ra, rb)
     if cosine is not None and JOIN_RELIEF:

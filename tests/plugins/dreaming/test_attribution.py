@@ -69,3 +69,33 @@ def test_a_later_search_for_an_old_note_credits_the_old_note(dream_host) -> None
     record_event(host, UMBRELLA_OLD, 4, 4, "umbrella at the café", at("2026-04-20", 18), score=0.725)
     dream(host, at("2026-04-21"))
     assert _credited(host) == [(UMBRELLA_OLD, "2026-04-20")]
+
+
+RENT = "memory/2026-04-05.md"
+RENT_FILES = {
+    RENT: "# 2026-04-05\n\n## Home\n- Rent is EUR 950 a month, due on the 1st.\n"
+    "- Lunch at the Vietnamese place was too salty.\n",
+}
+
+
+def _credited_texts(host) -> set[str]:
+    return {
+        text
+        for (text,) in host.store.conn.execute(
+            "SELECT c.text FROM dream_signals s JOIN dream_candidates c ON c.key = s.key"
+        )
+    }
+
+
+def test_a_weak_first_hit_of_a_deliberate_search_is_credited_and_not_the_lines_below(dream_host) -> None:
+    """'how much do I pay for the apartment' shares no word with the rent line and found it first
+    at 0.23: below the paraphrase floor (0.3), above the first-hit floor (0.2). The line after it
+    in the list (0.21) is not credited; nor is the same first hit when the pre-reply gate (which
+    searches before every reply) asked."""
+    host = dream_host(RENT_FILES)
+    when = at("2026-04-06", 18)
+    record_event(host, RENT, 4, 4, "how much do I pay for the apartment", when, score=0.23)
+    record_event(host, RENT, 5, 5, "how much do I pay for the apartment", when, score=0.21)
+    record_event(host, RENT, 5, 5, "recipe for banana bread", at("2026-04-06", 19), score=0.24, source="gate")
+    dream(host, at("2026-04-07"))
+    assert _credited_texts(host) == {"Rent is EUR 950 a month, due on the 1st."}

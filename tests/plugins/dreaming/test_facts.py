@@ -223,6 +223,16 @@ def test_one_borderline_pair_does_not_chain_two_facts_about_one_subject() -> Non
         return 0.80 if frozenset((a, b)) == frozenset(("k3", "k5")) else 0.93
 
     assert len(set(group_facts(two, loose).values())) == 1
+    # the GP's one wording and the hours' two, joined by one of their two cross pairs at the bar
+    # (0.883 on a generated month), stay two facts
+    three = [v for v in views if v.key in ("k1", "k4", "k5")]
+
+    def bridged(a: str, b: str) -> float:
+        pair = frozenset((a, b))
+        return 0.93 if pair == frozenset(("k4", "k5")) else 0.883 if pair == frozenset(("k1", "k5")) else 0.80
+
+    grouped = group_facts(three, bridged)
+    assert grouped["k4"] == grouped["k5"] != grouped["k1"]
 
 
 def test_facts_without_a_name_merge_on_an_identifying_value_not_on_a_date_or_a_template() -> None:
