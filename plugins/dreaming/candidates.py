@@ -749,23 +749,22 @@ def credits_by_search(
         winners = attribute(qt, [all_tokens[i] for i in idx], vocab.idf, cfg["attribution_min_coverage"])
         found = [(snippets[idx[i]], overlap, cov) for i, overlap, cov in winners]
         if not found and len(idx) == 1:
-            # the search pointed at this one line: credit it when the hit was strong on its own,
-            # or among the strongest of its search (a paraphrase shares no word with the note),
-            # or the first of a tool/CLI search above a lower floor, and the strongest such line of its
-            # file (a line's score carries its chunk's, so
-            # the neighbours of a paraphrased hit score high too: "who is my physician" found
-            # "My GP: Dr. Keller" and, one line below it, "Left my umbrella at ...")
+            # the search pointed at this one line: credit it when the hit was strong on its own;
+            # else when it was among the strongest of its search (a paraphrase shares no word
+            # with the note) or the first of a deliberate search (the gate searches before every
+            # reply, and its weak first hits are as often about nothing in memory), and was the
+            # strongest such line of its file (a line's score carries its chunk's, so the
+            # neighbours of a paraphrased hit score high too: "who is my physician" found "My GP:
+            # Dr. Keller" and, one line below it, "Left my umbrella at ...")
             snippet = snippets[idx[0]]
             key = pool.lookup(snippet) or snippet.key
             for e in evs:
                 credit = Credit(e, snippet, key, 0.0, 0.0)
+                best_score = best_of_search[(qhash, e.ts)]
                 if e.score >= floor:
                     searches[(qhash, e.ts)].append(credit)
-                elif e.score >= min(rel_floor, top_floor) and (
-                    (e.score >= rel_floor and e.score >= rel_share * best_of_search[(qhash, e.ts)])
-                    # first of a deliberate search: the gate searches before every reply,
-                    # and its weak first hits are as often about nothing in memory
-                    or (e.score >= best_of_search[(qhash, e.ts)] and e.source != "gate")
+                elif (e.score >= rel_floor and e.score >= rel_share * best_score) or (
+                    e.score >= top_floor and e.score >= best_score and e.source != "gate"
                 ):
                     best = paraphrased.get((qhash, e.ts, rel))
                     if best is None or e.score > best.event.score:
@@ -801,16 +800,15 @@ def newest_sibling(pool: CandidatePool, index: NearDuplicateIndex, credit: Credi
     note must not collect a recall for every later umbrella. (Handing credits to the newest
     sibling of any later day instead gathered a month of "Coffee at ...; the barista remembered
     my order" recalls on the last coffee line, and promoted it.)"""
-    written = credit.snippet.day.isoformat() if credit.snippet.day else ""
-    if not written:
+    if credit.snippet.day is None:
         return None
-    own = pool.lookup(credit.snippet)
-    best: tuple[str, str] | None = None
-    for key, _sim in index.find_all(_similarity_tokens(credit.snippet.text)):
-        c = pool.candidates[key]
-        if key != own and written < c.day == credit.event.day and (best is None or (c.day, key) > best):
-            best = (c.day, key)
-    return best[1] if best else None
+    written, searched = credit.snippet.day.isoformat(), credit.event.day
+    same_day = [
+        key
+        for key, _sim in index.find_all(_similarity_tokens(credit.snippet.text))
+        if key != credit.key and written < pool.candidates[key].day == searched
+    ]
+    return max(same_day, default=None)
 
 
 def apply_credits(

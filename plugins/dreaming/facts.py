@@ -210,8 +210,6 @@ class GroupingConfig:
 
 
 _CALENDAR = frozenset(stem(w) for w in (*MONTHS, *WEEKDAYS))
-
-
 _MONTH_WORDS = frozenset(MONTHS)
 _NUMERIC_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
 
@@ -299,22 +297,21 @@ def _hopeless(a: FactView, b: FactView) -> bool:
 
 # Two groups join only when at least this share of their cross pairs state one fact on their own,
 # and when exactly this share, only through a pair sharing an identifying value or clearly over
-# the bar (strength >= ``BRIDGE_STRENGTH``: a cosine of 0.91 for a pair with a name and
-# nothing else in common): a single
-# borderline pair ("Dr. Okafor is my family doctor, at the Bergmannstraße practice" / "Dr. Okafor
-# has the practice closed on Wednesday afternoons", cosine 0.888) does not chain the GP's three
-# wordings and the opening hours' three into one fact, nor join the GP's first wording to the
-# hours' two (one of two cross pairs, at 0.883: months 43 and 52, where it promoted one merged item
-# and lost both facts), while a third wording close to one sibling (0.93) and not the other joins
+# the bar (strength >= ``BRIDGE_STRENGTH``: a cosine of 0.91 for a pair with a name and nothing
+# else in common). A single borderline pair ("Dr. Okafor is my family doctor, at the
+# Bergmannstraße practice" / "Dr. Okafor has the practice closed on Wednesday afternoons", cosine
+# 0.888) does not chain the GP's three wordings and the opening hours' three into one fact, nor
+# join the GP's first wording to the hours' two (one of two cross pairs, at 0.883: months 43 and
+# 52, where it promoted one merged item and lost both facts), while a third wording close to one
+# sibling (0.93) and not the other joins
 LINKAGE = 0.5
 BRIDGE_STRENGTH = 1.91
 
 # A wording left alone under the cosine bar joins a group of two or more when it names their
 # subject, shares with every member a word that no other candidate holds (and at most
 # ``RARE_WORD_MAX`` do), contradicts none of them, and is within ``JOIN_RELIEF`` of the bar with
-# each: the third wording of an
-# allergy ("No kiwi for Greta, she reacts badly; check every menu", cosine 0.84 and 0.88 to the
-# other two). On persona-months 1-24: items promoted twice 7 -> 1 at relief 0.05 (0.03: 5) and
+# each: the third wording of an allergy ("No kiwi for Greta, she reacts badly; check every menu",
+# cosine 0.84 and 0.87 to the other two). On persona-months 1-24: items promoted twice 7 -> 1 at relief 0.05 (0.03: 5) and
 # 0 at 0.08, no precision or recall change at any of them; 0.08 joins seed 19's "No sesame for
 # Greta, she reacts badly; check every menu" (cosine 0.872 and 0.827 to the other two wordings)
 JOIN_RELIEF = 0.08
