@@ -243,6 +243,8 @@ def search_cmd(
                 f"answered by hybrid search: fts {legs.get('fts_hits', 0)} hits, vector {legs.get('vector_hits', 0)} hits; "
                 f"{outcome.elapsed_ms:.1f} ms total"
             )
+            if "embedded_query" in legs:
+                click.echo(f"query embedded as: {legs['embedded_query']}  (speaker_pronoun)")
 
 
 @click.command("get")

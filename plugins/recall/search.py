@@ -22,7 +22,7 @@ import numpy as np
 from lifelong.contracts import Candidate, SearchRequest
 from lifelong.markdown import estimate_tokens
 from lifelong.privacy import corpus_predicate
-from lifelong.text import fold, stem, words
+from lifelong.text import fold, is_stopword, stem, words
 
 from .chunking import ROLE_RE, SPEAKER_RE
 from .index import RecallIndex, is_generated_path
@@ -119,6 +119,26 @@ def speaker_asked(who: tuple[str, ...], asked: set[str]) -> bool:
     """Whether a question is about what ``who`` said: it names them, or it is in the first
     person ("what did I ...", "my sister") and ``who`` is the user's role in a chat transcript."""
     return bool(who) and (set(who) <= asked or (set(who) <= USER_ROLES and bool(asked & FIRST_PERSON)))
+
+
+SPEAKER_PROBE = 16  # chunks read to decide whether a word the query holds names a transcript's speaker
+
+
+def pronoun_query(query: str, names: set[str]) -> str:
+    """``query`` with each of the (folded) ``names`` replaced by "they" ("their" for a
+    possessive): what the query embedding sees when the speaker boost already carries who is
+    asked about, so the vector leg ranks by what is asked ("what does they do to destress?")
+    rather than by the name, which every line the person spoke holds."""
+    if not names:
+        return query
+
+    def repl(m: re.Match[str]) -> str:
+        if fold(m.group(1)) not in names:
+            return m.group(0)
+        return "their" if m.group(2) else "they"
+
+    out = re.sub(r"(?<![\w'’])([^\W\d_][\w-]*)(['’]s\b)?", repl, query)
+    return re.sub(r"\b(they|their)(?:\s+(?:they|their)\b)+", r"\1", out)
 
 
 def normalise_claim(text: str) -> str:
@@ -322,6 +342,34 @@ class Searcher:
                 conn.execute("SELECT count(*) FROM chunks").fetchone()[0],
             )
         return cached[1]
+
+    def named_speakers(self, query: str) -> set[str]:
+        """The words of ``query`` that name a speaker of the indexed transcripts: a word that
+        marks the speaker of a line (``- [D1:3] Caroline: ...``) in at least half of the first
+        chunks holding it. A name once used as a label (``Emma: prefers tea``) among notes that
+        mention Emma otherwise is not one; a chat role (``User:``) is not a name."""
+        out: set[str] = set()
+        for w in dict.fromkeys(words(query)):
+            if is_stopword(w) or len(w) < 2 or not w.isalpha() or w in USER_ROLES:
+                continue
+            ids = [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?",
+                    ['"' + w.replace('"', '""') + '"', SPEAKER_PROBE],
+                )
+            ]
+            if not ids:
+                continue
+            spoken = sum(
+                any(w in speaker_of(line) for line in text.splitlines())
+                for (text,) in self.conn.execute(
+                    "SELECT text FROM chunks WHERE id IN (SELECT value FROM json_each(?))", [json.dumps(ids)]
+                )
+            )
+            if 2 * spoken >= len(ids):
+                out.add(w)
+        return out
 
     def fts_leg(
         self, req: SearchRequest, where: str, params: list[Any], limit: int, conn: Any = None
@@ -652,11 +700,15 @@ class Searcher:
             fts, legs["fts_ms"] = self._timed_fts_leg(req, where, params, pool, None)
         if have_vectors:
             t0 = time.monotonic()
-            qvec = (
-                np.asarray(req.query_vector, dtype=np.float32)
-                if req.query_vector is not None
-                else embedder.embed_query(req.query)
-            )
+            if req.query_vector is not None:
+                qvec = np.asarray(req.query_vector, dtype=np.float32)
+            else:
+                text = req.query
+                if cfg["speaker_pronoun"] and cfg["speaker_boost"]:
+                    text = pronoun_query(text, self.named_speakers(text))
+                    if text != req.query:
+                        legs["embedded_query"] = text
+                qvec = embedder.embed_query(text)
             legs["embed_ms"] = (time.monotonic() - t0) * 1000
             t0 = time.monotonic()
             vec = self.vector_leg(qvec, where, params, pool)

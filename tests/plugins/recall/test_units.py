@@ -277,9 +277,12 @@ def test_an_index_from_before_units_upgrades_on_the_next_sync(make_host) -> None
 
 def hybrid_with_and_without_speaker_boost(make_host, day: str, query: str) -> tuple[list, dict, dict]:
     """The results of ``query`` on a one-daily workspace, and start line -> hybrid score with the
-    default ``speaker_boost`` and with it 0."""
-    host = make_host({"memory/2026-03-10.md": day}, **RECALL)
-    off = make_host({"memory/2026-03-10.md": day}, {"plugins": {"recall": {"speaker_boost": 0}}}, **RECALL)
+    default ``speaker_boost`` and with it 0 (both embedding the query as written)."""
+    same = {"speaker_pronoun": False}
+    host = make_host({"memory/2026-03-10.md": day}, {"plugins": {"recall": same}}, **RECALL)
+    off = make_host(
+        {"memory/2026-03-10.md": day}, {"plugins": {"recall": {**same, "speaker_boost": 0}}}, **RECALL
+    )
     with clock.pinned(NOW):
         boosted = search(host, query, min_score=0)
         plain = search(off, query, min_score=0)
@@ -322,6 +325,59 @@ def test_a_first_person_question_prefers_the_users_own_lines_in_a_chat_transcrip
         make_host, day, "which dog did I adopt from the shelter?"
     )
     assert abs(mine[4] - 1.25 * plain[4]) < 1e-6 and abs(mine[3] - plain[3]) < 1e-6  # only the user's line
+
+
+def test_a_named_speaker_is_a_pronoun_in_the_query_embedding(make_host) -> None:
+    from lifelong_plugins.recall.search import Searcher, pronoun_query
+
+    names = {"melanie", "gina"}
+    assert pronoun_query("What does Melanie do to destress?", names) == "What does they do to destress?"
+    assert pronoun_query("What do melanie’s kids like?", names) == "What do their kids like?"
+    assert pronoun_query("Did Jon and Gina both dance?", names) == "Did Jon and they both dance?"
+    assert pronoun_query("Melanie Gina plans", names) == "they plans"  # a two-word name: one pronoun
+    assert pronoun_query("Where is Melanieville?", names) == "Where is Melanieville?"
+    transcript = "".join(
+        f"- [D1:{i}] {who}: line {i} about the week, the kids and the garden.\n"
+        for i, who in enumerate(["Melanie", "Caroline"] * 6, start=1)
+    )
+    notes = "# 2026-03-11\n\n- Emma: prefers tea to coffee.\n\n" + "".join(
+        f"## Topic {i}\n\nLong note {i} on Emma's project, the budget and the plan.\n\n" for i in range(40)
+    )
+    host = make_host(
+        {"memory/2026-03-10.md": "# 2026-03-10\n\n" + transcript, "memory/2026-03-11.md": notes},
+        {"plugins": {"recall": {"chunk_tokens": 60, "chunk_overlap": 0}}},
+        **RECALL,
+    )
+    with clock.pinned(NOW):
+        outcome = service.run_search(
+            host.ctx, service.make_request(host.ctx, query="What does Melanie like? Emma? User?")
+        )
+        searcher = Searcher(service.index_for(host.ctx))
+        # Melanie speaks in every chunk that names her; Emma is a label once among notes about her
+        assert searcher.named_speakers("What does Melanie like? Emma? kids garden") == {"melanie"}
+    assert outcome.legs["embedded_query"] == "What does they like? Emma? User?"
+    out = CliRunner().invoke(
+        cli,
+        [
+            "--workspace",
+            str(host.ctx.workspace.root),
+            "--now",
+            "2026-03-24T09:00",
+            "search",
+            "Melanie's garden",
+            "--explain",
+        ],
+        catch_exceptions=False,
+    )
+    assert "query embedded as: their garden  (speaker_pronoun)" in out.output
+    off = make_host(
+        {"memory/2026-03-10.md": "# 2026-03-10\n\n" + transcript},
+        {"plugins": {"recall": {"speaker_pronoun": False}}},
+        **RECALL,
+    )
+    with clock.pinned(NOW):
+        plain = service.run_search(off.ctx, service.make_request(off.ctx, query="What does Melanie like?"))
+    assert "embedded_query" not in plain.legs
 
 
 def test_the_readme_example_search_returns_the_decision_note_today(tmp_path) -> None:
