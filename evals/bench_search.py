@@ -37,6 +37,9 @@ Measured (clock pinned to "today" 18:00 UTC; each figure over ``queries x reps``
   what the machine kept cached; ``--drop-caches`` empties the page cache first (Linux, root);
 - ``source_in_results``: the share of queries whose source chunk is among the results (a quality
   guard on the speed settings; ~5% of sources are superseded and cannot appear in mode current);
+- ``speaker_probe``: ``Searcher.named_speakers`` per query (the FTS probes that decide whether
+  a query word names a transcript's speaker, ``speaker_pronoun``); it runs before the query is
+  embedded, so ``hybrid`` (query vector given) leaves it out;
 - ``fts_only``: the same on a host with embedding provider ``none``;
 - ``fts_leg_plain_or`` / ``fts_leg_source_in_pool``: the lexical leg with ``fts_max_postings`` 0
   (every kept term OR-ed) against the default (a quorum of term pairs when the postings exceed
@@ -775,6 +778,14 @@ def measure(
             )
             out["candidates"] = percentiles([lg["fts_hits"] + lg["vector_hits"] for lg in legs])
             out["source_in_results"] = _source_rate(queries, legs)
+            # the speaker probe (speaker_pronoun) runs before the query is embedded, so the searches
+            # above (query vector given) skip it: timed here on its own, per query
+            probe = []
+            for q, _v, _ in queries * reps:
+                t0 = time.perf_counter()
+                searcher.named_speakers(q)
+                probe.append((time.perf_counter() - t0) * 1000)
+            out["speaker_probe"] = percentiles(probe)
             log(f"    hybrid p50 {out['hybrid']['p50']} ms p95 {out['hybrid']['p95']} ms")
             # validity filter: mode all (no predicate) vs current ---------------------------------
             all_requests = [SearchRequest(q, query_vector=v, mode="all", **shape) for q, v, _ in queries]
@@ -982,7 +993,8 @@ def verdict(results: dict[str, Any]) -> dict[str, Any]:
 def print_results(results: dict[str, Any]) -> None:
     print(
         f"{'chunks':>9} {'hybrid p50/p95':>16} {'fts-only p50/p95':>18} {'vector leg p50/p95':>20} "
-        f"{'fts leg p50/p95':>17} {'validity +p50':>14} {'recall@10':>10} {'reindex p50/p95':>17}"
+        f"{'fts leg p50/p95':>17} {'validity +p50':>14} {'recall@10':>10} {'reindex p50/p95':>17} "
+        f"{'speaker probe p50/p95':>22}"
     )
     for n, r in results["by_size"].items():
         print(
@@ -991,7 +1003,8 @@ def print_results(results: dict[str, Any]) -> None:
             f"{r['vector_leg']['p50']:>9.1f}/{r['vector_leg']['p95']:<10.1f} "
             f"{r['fts_leg']['p50']:>8.1f}/{r['fts_leg']['p95']:<8.1f} "
             f"{r['validity']['overhead_p50_ms']:>14.2f} {r['vector_recall@10']:>10.3f} "
-            f"{r['reindex']['sync_after_append']['p50']:>8.1f}/{r['reindex']['sync_after_append']['p95']:<8.1f}"
+            f"{r['reindex']['sync_after_append']['p50']:>8.1f}/{r['reindex']['sync_after_append']['p95']:<8.1f} "
+            f"{r['speaker_probe']['p50']:>11.2f}/{r['speaker_probe']['p95']:<10.2f}"
         )
     for name, v in results["verdict"].items():
         print(f"  {name}: {v['value']} (target {v['target']}) {'met' if v['met'] else 'MISSED'}")

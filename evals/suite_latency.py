@@ -121,14 +121,15 @@ def report(results: dict[str, Any]) -> str:
         "search excludes query embedding (query vector given); times in ms, p50 / p95.",
         "",
         "| chunks | hybrid | FTS-only search | vector leg | FTS leg | rest of pipeline | validity filter +p50 | "
-        "vector recall@10 | auto-sync check | cold first search |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "vector recall@10 | auto-sync check | cold first search | speaker probe (before embedding) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for n, r in results["by_size"].items():
         lines.append(
             f"| {int(n):,} | {_pp(r['hybrid'])} | {_pp(r['fts_only'])} | {_pp(r['vector_leg'])} | {_pp(r['fts_leg'])} | "
             f"{_pp(r['rest_of_pipeline'])} | {r['validity']['overhead_p50_ms']:+.2f} | {r['vector_recall@10']:.3f} | "
-            f"{_pp(r['auto_sync_check'])} | {r['cold_first_search_ms']} |"
+            f"{_pp(r['auto_sync_check'])} | {r['cold_first_search_ms']} | "
+            f"{_pp(r['speaker_probe']) if 'speaker_probe' in r else '-'} |"
         )
     if any("hybrid_warm" in r for r in results["by_size"].values()):
         lines += [
