@@ -782,16 +782,18 @@ def credits_by_search(
     return searches
 
 
-def dated_index(pool: CandidatePool, threshold: float) -> NearDuplicateIndex:
-    """The pool's dated candidates (lines of dailies), indexed for :func:`newest_sibling`."""
-    index = NearDuplicateIndex(threshold)
+def dated_index(pool: CandidatePool, threshold: float) -> dict[str, NearDuplicateIndex]:
+    """The pool's dated candidates (lines of dailies), indexed per day for :func:`newest_sibling`
+    (a credit looks only among the lines of its search's day: one index over a year of lines made
+    a full dream's light phase 2.5 times slower)."""
+    by_day: dict[str, NearDuplicateIndex] = {}
     for key, c in pool.candidates.items():
         if c.day and c.status != "superseded":
-            index.add(key, _similarity_tokens(c.text))
-    return index
+            by_day.setdefault(c.day, NearDuplicateIndex(threshold)).add(key, _similarity_tokens(c.text))
+    return by_day
 
 
-def newest_sibling(pool: CandidatePool, index: NearDuplicateIndex, credit: Credit) -> str | None:
+def newest_sibling(pool: CandidatePool, by_day: dict[str, NearDuplicateIndex], credit: Credit) -> str | None:
     """The candidate a credit goes to instead of its line: a line that says nearly the same thing
     (Jaccard >= ``sibling_jaccard``) written on the day of the search, after the credited one.
     Asked "umbrella at the café" on the day a new umbrella note says "Left my umbrella at
@@ -803,10 +805,11 @@ def newest_sibling(pool: CandidatePool, index: NearDuplicateIndex, credit: Credi
     if credit.snippet.day is None:
         return None
     written, searched = credit.snippet.day.isoformat(), credit.event.day
+    index = by_day.get(searched)
+    if index is None or written >= searched:
+        return None
     same_day = [
-        key
-        for key, _sim in index.find_all(_similarity_tokens(credit.snippet.text))
-        if key != credit.key and written < pool.candidates[key].day == searched
+        key for key, _sim in index.find_all(_similarity_tokens(credit.snippet.text)) if key != credit.key
     ]
     return max(same_day, default=None)
 
@@ -834,7 +837,7 @@ def apply_credits(
             returned[(qhash, ev.ts)].add((rel, start, end))
     occ = pool.occurrence_index() if replaced_by else {}
     attributed: set[int] = set()
-    siblings: NearDuplicateIndex | None = None
+    siblings: dict[str, NearDuplicateIndex] | None = None
     for search_id, found_in_search in searches.items():
         if replaced_by:
             found_in_search = [
