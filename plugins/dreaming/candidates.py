@@ -727,7 +727,7 @@ def credits_by_search(
     floor = cfg["attribution_min_score_without_overlap"]
     rel_floor = cfg.get("attribution_min_score_line", 0.3)
     rel_share = cfg.get("attribution_relative_score", 0.75)
-    top_floor = cfg.get("attribution_min_score_top", 0.2)
+    top_floor = cfg.get("attribution_min_score_top", 0.25)
     best_of_search: dict[tuple[str, float], float] = {}
     for evs in groups.values():
         for e in evs:
