@@ -725,9 +725,9 @@ def credits_by_search(
         vocab.add_text(c.text, c.heading)
     query_tokens: dict[str, frozenset[str]] = {}
     floor = cfg["attribution_min_score_without_overlap"]
-    rel_floor = cfg.get("attribution_min_score_line", 0.3)
-    rel_share = cfg.get("attribution_relative_score", 0.75)
-    top_floor = cfg.get("attribution_min_score_top", 0.25)
+    rel_floor = cfg["attribution_min_score_line"]
+    rel_share = cfg["attribution_relative_score"]
+    top_floor = cfg["attribution_min_score_top"]
     best_of_search: dict[tuple[str, float], float] = {}
     for evs in groups.values():
         for e in evs:
@@ -793,7 +793,7 @@ def dated_index(pool: CandidatePool, threshold: float) -> dict[str, NearDuplicat
     return by_day
 
 
-def newest_sibling(pool: CandidatePool, by_day: dict[str, NearDuplicateIndex], credit: Credit) -> str | None:
+def newest_sibling(by_day: dict[str, NearDuplicateIndex], credit: Credit) -> str | None:
     """The candidate a credit goes to instead of its line: a line that says nearly the same thing
     (Jaccard >= ``sibling_jaccard``) written on the day of the search, after the credited one.
     Asked "umbrella at the café" on the day a new umbrella note says "Left my umbrella at
@@ -853,7 +853,7 @@ def apply_credits(
         for c in credits:
             if siblings is None:
                 siblings = dated_index(pool, cfg["sibling_jaccard"])
-            key = newest_sibling(pool, siblings, c) or pool.resolve(c.snippet, now_ts, run_id)
+            key = newest_sibling(siblings, c) or pool.resolve(c.snippet, now_ts, run_id)
             touched.add(key)
             ev = c.event
             attributed.add(ev.id)

@@ -311,9 +311,10 @@ BRIDGE_STRENGTH = 1.91
 # subject, shares with every member a word that no other candidate holds (and at most
 # ``RARE_WORD_MAX`` do), contradicts none of them, and is within ``JOIN_RELIEF`` of the bar with
 # each: the third wording of an allergy ("No kiwi for Greta, she reacts badly; check every menu",
-# cosine 0.84 and 0.87 to the other two). On persona-months 1-24: items promoted twice 7 -> 1 at relief 0.05 (0.03: 5) and
-# 0 at 0.08, no precision or recall change at any of them; 0.08 joins seed 19's "No sesame for
-# Greta, she reacts badly; check every menu" (cosine 0.872 and 0.827 to the other two wordings)
+# cosine 0.84 and 0.87 to the other two). On persona-months 1-24: items promoted twice 7 -> 1 at
+# relief 0.05 (0.03: 5) and 0 at 0.08, no precision or recall change at any of them; 0.08 joins
+# seed 19's "No sesame for Greta, she reacts badly; check every menu" (cosine 0.872 and 0.827 to
+# the other two wordings)
 JOIN_RELIEF = 0.08
 RARE_WORD_MAX = 4
 

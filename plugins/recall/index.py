@@ -311,11 +311,17 @@ class RecallIndex:
             atomic_write(path, json.dumps(current, indent=1))
 
     # scanning -------------------------------------------------------------------------------
-    def indexed_files(self) -> dict[str, FileState]:
-        return {
-            r[0]: FileState(*r[1:])
-            for r in self.store.execute("SELECT path, mtime, size, sha256, corpus FROM files")
-        }
+    def indexed_files(self, paths: list[str] | None = None) -> dict[str, FileState]:
+        """The files table's rows: every one, or those of ``paths`` it holds."""
+        sql = "SELECT path, mtime, size, sha256, corpus FROM files"
+        rows = (
+            self.store.execute(sql)
+            if paths is None
+            else self.store.execute(
+                f"{sql} WHERE path IN (SELECT value FROM json_each(?))", [json.dumps(paths)]
+            )
+        )
+        return {r[0]: FileState(*r[1:]) for r in rows}
 
     def disk_state(
         self, indexed: dict[str, FileState] | None = None, scanned: dict[str, ScannedFile] | None = None
@@ -390,16 +396,6 @@ class RecallIndex:
         stats.update(self._stat_rows(paths))
         self._stats_cache = (version, stats)
 
-    def _file_rows(self, paths: list[str]) -> dict[str, FileState]:
-        """The files table's rows for ``paths`` (those it holds)."""
-        return {
-            r[0]: FileState(*r[1:])
-            for r in self.store.conn.execute(
-                "SELECT path, mtime, size, sha256, corpus FROM files WHERE path IN (SELECT value FROM json_each(?))",
-                [json.dumps(paths)],
-            )
-        }
-
     def _plan_from_stats(
         self, scanned: dict[str, ScannedFile]
     ) -> tuple[ChangePlan, dict[str, FileState], dict[str, str], dict[str, FileState]]:
@@ -411,7 +407,7 @@ class RecallIndex:
         # have every file indexed again by the next full sync)
         suspects = [rel for rel, f in scanned.items() if stats.get(rel) != (f.mtime, f.size, f.corpus, True)]
         gone = [rel for rel in stats if rel not in scanned]
-        indexed = self._file_rows([*suspects, *gone])
+        indexed = self.indexed_files([*suspects, *gone])
         disk, paths = self.disk_state(indexed, {rel: scanned[rel] for rel in suspects})
         part = plan_changes(disk, indexed)
         same = set(scanned) - set(suspects)
