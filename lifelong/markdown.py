@@ -48,6 +48,29 @@ def estimate_tokens(text: str) -> int:
     return unspaced + max(len(rest.strip()) // 4, len(rest.split()))
 
 
+# a line that ends a sentence ("... on the 1st." / "... now!)" / "... again?**"), and one that
+# starts one (an upper-case letter or a digit, after markup such as ``**``, quotes or a bracket)
+_ENDS_SENTENCE = re.compile(r"[.!?…][\"'’”)\]*_`]*\s*$")
+_STARTS_SENTENCE = re.compile(r"^[\"'‘“(\[*_`]*[A-Z0-9]")
+
+
+def line_groups(lines: list[str]) -> list[tuple[int, int]]:
+    """A paragraph's lines as groups of consecutive lines (0-based, inclusive): a new group starts
+    on a line that begins a sentence after a line that ended one. Notes are often written a
+    thought per line without blank lines between ("Rent is 1,250 € a month." / "Tried the new
+    ramen place."); each such line is its own statement. Prose wrapped mid-sentence stays one
+    group, and so does a line continuing a sentence after a break."""
+    groups: list[tuple[int, int]] = []
+    start = 0
+    for i in range(1, len(lines)):
+        if _ENDS_SENTENCE.search(lines[i - 1]) and _STARTS_SENTENCE.match(lines[i].lstrip()):
+            groups.append((start, i - 1))
+            start = i
+    if lines:
+        groups.append((start, len(lines) - 1))
+    return groups
+
+
 @dataclass(frozen=True)
 class Block:
     start: int  # 1-based, inclusive

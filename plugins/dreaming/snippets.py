@@ -1,7 +1,8 @@
 """Daily notes into snippets, and the text measures consolidation uses (pure).
 
 A *snippet* is one list item (nested items are their own snippets) or one paragraph of a daily
-note, with its heading path and exact 1-based line range. A paragraph or item longer than
+note (a paragraph written a statement per line: one line, :func:`lifelong.markdown.line_groups`),
+with its heading path and exact 1-based line range. A paragraph or item longer than
 ``max_chars`` is split into sentences. Never staged: code blocks, tables, headings, text inside a
 ``<!-- lifelong:...:start/end -->`` managed region, any line carrying one of the suite's markers
 (``<!-- key:``, ``<!-- lifelong:``) and lines that look like consolidation report output
@@ -17,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from lifelong.errors import InputError
+from lifelong.markdown import line_groups
 from lifelong.text import STOPWORDS, content_tokens, jaccard, stem, words
 from lifelong.workspace import daily_date, find_regions, split_frontmatter
 
@@ -268,9 +270,13 @@ def parse_snippets(
                 entry["junk"] = True
             return
         context = context_of(kind)
-        pieces = (
-            [(cleaned[0][0], cleaned[-1][0], joined)] if len(joined) <= max_chars else _sentences(cleaned)
-        )
+        # a paragraph written a statement per line is a snippet per line
+        groups = line_groups([t for _, t in cleaned]) if kind == "paragraph" else [(0, len(cleaned) - 1)]
+        pieces = []
+        for i, j in groups:
+            part = cleaned[i : j + 1]
+            text = " ".join(t for _, t in part)
+            pieces.extend([(part[0][0], part[-1][0], text)] if len(text) <= max_chars else _sentences(part))
         if entry is not None:
             entry["first"] = len(out)
         for first, last, piece in pieces:

@@ -14,7 +14,8 @@ unit exceeds its bound. Sizes are :func:`lifelong.markdown.estimate_tokens`, whi
 and Japanese by character, not at English rates.
 
 Search scores *units* (:func:`retrieval_units`): the blocks of a chunk other than headings (a
-turn, a list item, a paragraph), a block larger than ``unit_tokens`` split on line boundaries,
+turn, a list item, a paragraph; a paragraph written a statement per line is a unit per line,
+:func:`lifelong.markdown.line_groups`), a block larger than ``unit_tokens`` split on line boundaries,
 each clipped to its chunk's line range. A unit is what a search result returns; its chunk is its
 context (candidate generation, and part of its score). A unit of two sentences or more is also
 embedded sentence by sentence (:meth:`Span.sentence_texts`), so one matching sentence is not
@@ -27,7 +28,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from lifelong.markdown import Block, estimate_tokens, parse_blocks, split_lines
+from lifelong.markdown import Block, estimate_tokens, line_groups, parse_blocks, split_lines
 
 __all__ = ["Block", "Chunk", "Unit", "chunk_markdown", "chunk_units", "estimate_tokens", "parse_blocks"]
 
@@ -257,8 +258,10 @@ class Unit(Span):
 def retrieval_units(
     text: str, *, unit_tokens: int = 160, first_line: int = 1, body: str | None = None
 ) -> list[Unit]:
-    """The document's blocks without headings and rules, those above ``unit_tokens`` split on
-    line boundaries, a single longer line into slices (:func:`line_pieces`)."""
+    """The document's blocks without headings and rules (a paragraph written a statement per line:
+    each such line or group of lines, :func:`lifelong.markdown.line_groups`), those above
+    ``unit_tokens`` split on line boundaries, a single longer line into slices
+    (:func:`line_pieces`)."""
     all_lines = split_lines(text)
     blocks = parse_blocks(body if body is not None else text, first_line)
     units: list[Unit] = []
@@ -269,34 +272,43 @@ def retrieval_units(
         if any(all_lines[n - 1].strip() for n in range(start, end + 1)):
             units.append(Unit(start, end, "\n".join(all_lines[start - 1 : end]), path))
 
+    segments: list[tuple[int, int, tuple[str, ...]]] = []
     for b in blocks:
         if b.kind in SKIPPED_UNIT_KINDS:
             continue
         end = min(b.end, len(all_lines))
         if b.kind == "html_block" and _ONLY_COMMENTS.fullmatch("\n".join(all_lines[b.start - 1 : end])):
             continue
-        if estimate_tokens("\n".join(all_lines[b.start - 1 : end])) <= unit_tokens:
-            add(b.start, end, b.heading_path)
+        if b.kind == "paragraph":  # a line per statement: each its own unit
+            segments.extend(
+                (b.start + i, b.start + j, b.heading_path)
+                for i, j in line_groups(all_lines[b.start - 1 : end])
+            )
+        else:
+            segments.append((b.start, end, b.heading_path))
+    for start, end, path in segments:
+        if estimate_tokens("\n".join(all_lines[start - 1 : end])) <= unit_tokens:
+            add(start, end, path)
             continue
-        cur, acc = b.start, 0
-        for ln in range(b.start, end + 1):
+        cur, acc = start, 0
+        for ln in range(start, end + 1):
             t = estimate_tokens(all_lines[ln - 1]) + 1
             if t > unit_tokens:
                 if ln > cur:
-                    add(cur, ln - 1, b.heading_path)
+                    add(cur, ln - 1, path)
                 units.extend(
-                    Unit(ln, ln, part, b.heading_path)
+                    Unit(ln, ln, part, path)
                     for part in line_pieces(all_lines[ln - 1], unit_tokens)
                     if part.strip()
                 )
                 cur, acc = ln + 1, 0
                 continue
             if acc and acc + t > unit_tokens:
-                add(cur, ln - 1, b.heading_path)
+                add(cur, ln - 1, path)
                 cur, acc = ln, 0
             acc += t
         if cur <= end:
-            add(cur, end, b.heading_path)
+            add(cur, end, path)
     return units
 
 

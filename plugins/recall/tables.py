@@ -215,3 +215,11 @@ def m009_files_version(db):  # noqa: ANN001
             f"CREATE TRIGGER IF NOT EXISTS files_version_{event.lower()} AFTER {event} ON files "
             "BEGIN UPDATE files_version SET n = n + 1 WHERE id = 1; END"
         )
+
+
+@migrations()
+def m010_statement_lines(db):  # noqa: ANN001
+    """A paragraph written a statement per line is now a unit per line
+    (``lifelong.markdown.line_groups``): every file's checksum is forgotten, so the next sync
+    re-chunks it (the embeddings of unchanged text come from the cache)."""
+    db.execute("UPDATE files SET sha256 = NULL")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lifelong.markdown import estimate_tokens, parse_blocks, split_lines
+from lifelong.markdown import estimate_tokens, line_groups, parse_blocks, split_lines
 from lifelong.text import CHATTER, STOPWORDS, content_tokens, fold, jaccard, stem, tokens, words
 
 
@@ -53,6 +53,21 @@ def test_a_bare_carriage_return_numbers_lines_like_memory_get() -> None:
     assert [(b.kind, b.start, b.end) for b in blocks] == [
         ("heading", 1, 1), ("list_item", 2, 2), ("list_item", 3, 3), ("paragraph", 5, 5),
     ]  # fmt: skip
+
+
+def test_a_paragraphs_lines_group_by_statement() -> None:
+    lines = [
+        "**On call:** every second week; the rotation starts on Mondays.",  # a sentence ends
+        "Bike got a flat tire on the way home!",  # and the next begins: a new group
+        "Harriet called: her birthday is on 14 June this year, a",  # wrapped mid-sentence
+        "Sunday, and she wants a small dinner.",
+        "see you on the 3rd.",  # lower case: continues the sentence before
+        '"Quotes" and (brackets) may open a statement.',
+        "(An aside.)",
+        "12 people came.",
+    ]
+    assert line_groups(lines) == [(0, 0), (1, 1), (2, 4), (5, 5), (6, 6), (7, 7)]
+    assert line_groups(["one line"]) == [(0, 0)] and line_groups([]) == []
 
 
 def test_nested_items_carry_their_parents() -> None:

@@ -97,8 +97,30 @@ def test_short_lines_are_skipped_and_long_paragraphs_split_into_sentences() -> N
     )
     snippets = parse_snippets(text, "memory/2026-01-01.md", min_chars=8, max_chars=60)
     assert all(len(s.text) >= 8 for s in snippets)
-    assert [s.text for s in snippets][:2] == ["First sentence is here and long enough."] * 2
-    assert snippets[-1].text == "Third one here." and snippets[-1].start_line == snippets[-1].end_line == 7
+    assert [s.text for s in snippets][:3] == ["First sentence is here and long enough."] * 3
+    # the next line starts a sentence after one ended: a statement of its own, short enough whole
+    assert snippets[-1].text == "Second line. Third one here."
+    assert snippets[-1].start_line == snippets[-1].end_line == 7
+
+
+def test_a_paragraph_written_a_statement_per_line_is_a_snippet_per_line() -> None:
+    text = (
+        "# 2026-09-10\n\n"
+        "Rent for the flat: 1,250 € a month by bank transfer on the 1st.\n"
+        "Tried the new ramen place on Witte de Withstraat, too salty.\n\n"
+        "Harriet called: her birthday is on 14 June this year, a\n"
+        "Sunday, and she wants a small dinner.\n"
+    )
+    snippets = parse_snippets(text, "memory/2026-09-10.md")
+    assert [(s.start_line, s.end_line, s.text) for s in snippets] == [
+        (3, 3, "Rent for the flat: 1,250 € a month by bank transfer on the 1st."),
+        (4, 4, "Tried the new ramen place on Witte de Withstraat, too salty."),
+        (
+            6,
+            7,
+            "Harriet called: her birthday is on 14 June this year, a Sunday, and she wants a small dinner.",
+        ),
+    ]
 
 
 def test_keys_are_stable_and_whitespace_insensitive() -> None:

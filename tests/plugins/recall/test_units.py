@@ -66,6 +66,17 @@ def test_units_are_blocks_with_exact_line_ranges() -> None:
     ]
 
 
+def test_a_paragraph_written_a_statement_per_line_is_a_unit_per_line() -> None:
+    note = (
+        "# 2026-09-10\n\n"
+        "Rent for the flat: 1,250 € a month by bank transfer on the 1st.\n"
+        "Tried the new ramen place on Witte de Withstraat, too salty.\n\n"
+        "Harriet called: her birthday is on 14 June this year, a\n"
+        "Sunday, and she wants a small dinner.\n"
+    )
+    assert [(u.start_line, u.end_line) for u in retrieval_units(note)] == [(3, 3), (4, 4), (6, 7)]
+
+
 def test_search_returns_the_matched_unit_with_its_lines_heading_and_date(make_host) -> None:
     host = make_host({"memory/2026-03-04.md": NOTE}, **RECALL)
     with clock.pinned(NOW):
