@@ -1,0 +1,159 @@
+"""Consolidation on months written by hand (``evals/months/*.yaml``), driven through the CLI as a
+new user would: ``lifelong init``, each day's note written in the evening, one ``lifelong search
+--now`` per query, one ``lifelong dream --now`` each night at 03:00.
+
+    python -m evals.written_month [evals/months/written-1.yaml ...] [--json] [--verbose]
+
+The persona months of ``evals/bench_dream.py`` come from one generator, whose templates the
+nightly job was tuned against. A hand-written month has its own people, formats (prose, headings,
+a subject in a parent list item) and wording, so it is a check the generator cannot give. Each
+file lists its facts with a regular expression a promoted item must match to count as that fact,
+and words that mark its chit-chat. Printed per month: facts promoted, precision (items matching
+exactly one fact / items promoted), chit-chat leaked, duplicate items (two items for one fact),
+items matching two facts (merged wrongly), and whether the human text of MEMORY.md was kept byte
+for byte. The CLI runs in-process (click's test runner), so the embedding model loads once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from click.testing import CliRunner  # noqa: E402
+
+from lifelong.cli import cli  # noqa: E402
+
+MONTHS = Path(__file__).resolve().parent / "months"
+TIMEZONE = "Europe/Berlin"
+
+
+def _lifelong(runner: CliRunner, root: Path, *args: str) -> str:
+    result = runner.invoke(cli, ["--workspace", str(root), *args], catch_exceptions=False)
+    if result.exit_code != 0:
+        raise RuntimeError(f"lifelong {' '.join(args)} exited {result.exit_code}: {result.output.strip()}")
+    return result.output
+
+
+def judge(month: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
+    """Which fact each promoted item states (by its text), and the month's figures."""
+    facts = {fid: re.compile(f["match"], re.IGNORECASE) for fid, f in month["facts"].items()}
+    chit = [w.lower() for w in month.get("chitchat", [])]
+    per_fact: dict[str, list[str]] = {fid: [] for fid in facts}
+    wrong: list[dict[str, Any]] = []
+    merged = leaked = 0
+    for item in items:
+        text = item["text"]
+        hits = [fid for fid, rx in facts.items() if rx.search(text)]
+        if len(hits) == 1:
+            per_fact[hits[0]].append(text)
+            continue
+        if len(hits) > 1:
+            merged += 1
+        elif any(w in text.lower() for w in chit):
+            leaked += 1
+        wrong.append({"text": text, "facts": hits})
+    promoted = len(items)
+    right = sum(len(v) for v in per_fact.values())
+    return {
+        "facts": len(facts),
+        "facts_promoted": sum(1 for v in per_fact.values() if v),
+        "recall": sum(1 for v in per_fact.values() if v) / len(facts),
+        "precision": right / promoted if promoted else None,
+        "promoted": promoted,
+        "duplicates": sum(len(v) - 1 for v in per_fact.values() if len(v) > 1),
+        "merged": merged,
+        "leaked": leaked,
+        "wrong": wrong,
+        "missed": [fid for fid, v in per_fact.items() if not v],
+    }
+
+
+def run_month(path: Path, root: Path, echo: Any = None) -> dict[str, Any]:
+    month = yaml.safe_load(path.read_text("utf-8"))
+    runner = CliRunner()
+    _lifelong(runner, root, "init", str(root))
+    config = root / "lifelong.yaml"
+    config.write_text(config.read_text("utf-8").replace("Etc/UTC", TIMEZONE), "utf-8")
+    human = month["memory"]
+    (root / "MEMORY.md").write_text(human, "utf-8")
+    start: dt.date = month["start"]
+    items: list[dict[str, Any]] = []
+    searches = 0
+    started = time.monotonic()
+    for day in sorted(month["days"]):
+        spec = month["days"][day]
+        date = start + dt.timedelta(days=int(day))
+        (root / "memory" / f"{date.isoformat()}.md").write_text(spec["text"], "utf-8")
+        for hhmm, query in sorted(spec.get("searches") or []):
+            _lifelong(runner, root, "search", query, "--now", f"{date.isoformat()}T{hhmm}")
+            searches += 1
+        night = date + dt.timedelta(days=1)
+        out = json.loads(_lifelong(runner, root, "dream", "--json", "--now", f"{night.isoformat()}T03:00"))
+        for item in out.get("promoted") or []:
+            items.append({"night": night.isoformat(), "text": item["text"], "key": item.get("key")})
+            if echo:
+                echo(f"    {night} promoted: {item['text']}")
+    figures = judge(month, items)
+    memory = (root / "MEMORY.md").read_text("utf-8")
+    figures.update(
+        month=path.name,
+        searches=searches,
+        human_text_kept=human.rstrip("\n") in memory,
+        seconds=round(time.monotonic() - started, 1),
+    )
+    return figures
+
+
+def report(f: dict[str, Any]) -> str:
+    precision = "—" if f["precision"] is None else f"{f['precision']:.3f}"
+    lines = [
+        f"{f['month']}: {f['facts_promoted']}/{f['facts']} facts promoted (recall {f['recall']:.3f}), "
+        f"precision {precision} ({f['promoted']} items), chit-chat leaked {f['leaked']}, "
+        f"duplicates {f['duplicates']}, merged {f['merged']}, human text kept: "
+        f"{'yes' if f['human_text_kept'] else 'NO'}; {f['searches']} searches, {f['seconds']} s"
+    ]
+    if f["missed"]:
+        lines.append(f"  missed: {', '.join(f['missed'])}")
+    for w in f["wrong"]:
+        lines.append(f"  not one fact: {w['text']!r} (matches {w['facts'] or 'none'})")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("months", nargs="*", type=Path, help="Month files (default: every evals/months/*.yaml).")
+    ap.add_argument("--json", action="store_true", help="Print the figures as JSON.")
+    ap.add_argument("--verbose", action="store_true", help="Print each promotion as it happens.")
+    ap.add_argument(
+        "--keep", type=Path, default=None, help="Leave each month's workspace under this directory."
+    )
+    args = ap.parse_args(argv)
+    paths = args.months or sorted(MONTHS.glob("*.yaml"))
+    results = []
+    for path in paths:
+        echo = print if args.verbose else None
+        if args.keep:
+            f = run_month(path, args.keep / path.stem, echo=echo)
+        else:
+            with tempfile.TemporaryDirectory(prefix="written-month-") as tmp:
+                f = run_month(path, Path(tmp) / "ws", echo=echo)
+        results.append(f)
+        if not args.json:
+            print(report(f), flush=True)
+    if args.json:
+        print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""The hand-written months of evals/written_month.py: the judge, and that each month is what its
+header says (every fact stated on three days, searched on later days; chit-chat words only in
+lines that state no fact)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from evals.written_month import MONTHS, judge
+
+MONTH = {
+    "facts": {"rent": {"match": "1,?250"}, "wifi": {"match": "pelican"}},
+    "chitchat": ["ramen"],
+}
+
+
+def test_the_judge_counts_facts_duplicates_merges_and_leaks() -> None:
+    items = [
+        {"text": "Rent for the flat: 1,250 € a month."},
+        {"text": "Housing costs: €1250 monthly."},  # the same fact again
+        {"text": "Rent 1,250; wifi HX7-pelican-22"},  # two facts in one item
+        {"text": "Tried the new ramen place."},  # chit-chat
+    ]
+    f = judge(MONTH, items)
+    assert (f["facts_promoted"], f["recall"], f["promoted"]) == (1, 0.5, 4)
+    assert (f["duplicates"], f["merged"], f["leaked"]) == (1, 1, 1)
+    assert f["precision"] == 0.5 and f["missed"] == ["wifi"]
+    assert judge(MONTH, [])["precision"] is None
+
+
+@pytest.mark.parametrize("path", sorted(MONTHS.glob("*.yaml")), ids=lambda p: p.name)
+def test_each_fact_is_stated_on_three_days_and_searched_later(path) -> None:
+    month = yaml.safe_load(path.read_text("utf-8"))
+    days = month["days"]
+    for fid, fact in month["facts"].items():
+        rx = re.compile(fact["match"], re.IGNORECASE)
+        stated = sorted(
+            d for d, spec in days.items() if any(rx.search(ln) for ln in spec["text"].splitlines())
+        )
+        assert len(stated) >= 3, (fid, stated)
+        searched_after = [d for d in days if d > stated[0] and days[d].get("searches")]
+        assert len(searched_after) >= 4, fid
+    for spec in days.values():
+        for line in spec["text"].splitlines():
+            chit = [w for w in month["chitchat"] if w in line.lower()]
+            facts = [f for f, v in month["facts"].items() if re.search(v["match"], line, re.IGNORECASE)]
+            assert not (chit and facts), line
