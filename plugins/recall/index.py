@@ -311,17 +311,18 @@ class RecallIndex:
             atomic_write(path, json.dumps(current, indent=1))
 
     # scanning -------------------------------------------------------------------------------
+    def _file_rows(self, columns: str, paths: list[str] | None) -> Any:
+        """``columns`` of the files table's rows: every one, or those of ``paths`` it holds."""
+        sql = f"SELECT {columns} FROM files"
+        if paths is None:
+            return self.store.conn.execute(sql)
+        return self.store.conn.execute(
+            f"{sql} WHERE path IN (SELECT value FROM json_each(?))", [json.dumps(paths)]
+        )
+
     def indexed_files(self, paths: list[str] | None = None) -> dict[str, FileState]:
         """The files table's rows: every one, or those of ``paths`` it holds."""
-        sql = "SELECT path, mtime, size, sha256, corpus FROM files"
-        rows = (
-            self.store.execute(sql)
-            if paths is None
-            else self.store.execute(
-                f"{sql} WHERE path IN (SELECT value FROM json_each(?))", [json.dumps(paths)]
-            )
-        )
-        return {r[0]: FileState(*r[1:]) for r in rows}
+        return {r[0]: FileState(*r[1:]) for r in self._file_rows("path, mtime, size, sha256, corpus", paths)}
 
     def disk_state(
         self, indexed: dict[str, FileState] | None = None, scanned: dict[str, ScannedFile] | None = None
@@ -367,14 +368,7 @@ class RecallIndex:
 
     def _stat_rows(self, paths: list[str] | None = None) -> dict[str, tuple[float, int, str, bool]]:
         """The cached stats of every file row, or of those of ``paths``."""
-        sql = "SELECT path, mtime, size, corpus, sha256 IS NOT NULL FROM files"
-        rows = (
-            self.store.conn.execute(sql)
-            if paths is None
-            else self.store.conn.execute(
-                f"{sql} WHERE path IN (SELECT value FROM json_each(?))", [json.dumps(paths)]
-            )
-        )
+        rows = self._file_rows("path, mtime, size, corpus, sha256 IS NOT NULL", paths)
         return {r[0]: (r[1], r[2], r[3], bool(r[4])) for r in rows}
 
     def _patch_stats(self, before: tuple[int, int] | None, paths: Iterable[str] | None) -> None:
