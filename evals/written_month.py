@@ -10,8 +10,9 @@ a subject in a parent list item) and wording, so it is a check the generator can
 file lists its facts with a regular expression a promoted item must match to count as that fact,
 and words that mark its chit-chat. Printed per month: facts promoted, precision (items matching
 exactly one fact / items promoted), chit-chat leaked, duplicate items (two items for one fact),
-items matching two facts (merged wrongly), and whether the human text of MEMORY.md was kept byte
-for byte. The CLI runs in-process (click's test runner), so the embedding model loads once.
+items matching two facts (merged wrongly), whether the human text of MEMORY.md was kept byte
+for byte, and for a fact that changes during the month (its ``stale`` pattern) the MEMORY.md items
+still stating only its earlier value at the end. The CLI runs in-process (click's test runner), so the embedding model loads once.
 """
 
 from __future__ import annotations
@@ -45,11 +46,19 @@ def _lifelong(runner: CliRunner, root: Path, *args: str) -> str:
     return result.output
 
 
+def _stale(month: dict[str, Any]) -> dict[str, re.Pattern[str]]:
+    return {fid: re.compile(f["stale"], re.IGNORECASE) for fid, f in month["facts"].items() if f.get("stale")}
+
+
 def judge(month: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
-    """Which fact each promoted item states (by its text), and the month's figures."""
+    """Which fact each promoted item states (by its text), and the month's figures. An item
+    stating a fact's earlier value (its ``stale`` pattern, not its ``match``) was right when it
+    was promoted: it counts for precision, not for recall."""
     facts = {fid: re.compile(f["match"], re.IGNORECASE) for fid, f in month["facts"].items()}
+    stale = _stale(month)
     chit = [w.lower() for w in month.get("chitchat", [])]
     per_fact: dict[str, list[str]] = {fid: [] for fid in facts}
+    earlier: list[str] = []
     wrong: list[dict[str, Any]] = []
     merged = leaked = 0
     for item in items:
@@ -58,13 +67,16 @@ def judge(month: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
         if len(hits) == 1:
             per_fact[hits[0]].append(text)
             continue
+        if not hits and any(rx.search(text) for rx in stale.values()):
+            earlier.append(text)
+            continue
         if len(hits) > 1:
             merged += 1
         elif any(w in text.lower() for w in chit):
             leaked += 1
         wrong.append({"text": text, "facts": hits})
     promoted = len(items)
-    right = sum(len(v) for v in per_fact.values())
+    right = sum(len(v) for v in per_fact.values()) + len(earlier)
     return {
         "facts": len(facts),
         "facts_promoted": sum(1 for v in per_fact.values() if v),
@@ -76,7 +88,25 @@ def judge(month: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
         "leaked": leaked,
         "wrong": wrong,
         "missed": [fid for fid, v in per_fact.items() if not v],
+        "earlier_values": len(earlier),
     }
+
+
+def stale_kept(month: dict[str, Any], memory: str) -> list[str]:
+    """MEMORY.md's live promoted items (a ``key:`` marker, not struck through) that state only a
+    fact's earlier value: what a reader of the file would take as true and no longer is."""
+    facts = {fid: re.compile(f["match"], re.IGNORECASE) for fid, f in month["facts"].items()}
+    out = []
+    for line in memory.splitlines():
+        if "<!-- key:" not in line:
+            continue  # the human's own lines are theirs to keep
+        text = re.sub(r"<!--.*?-->", "", line).strip()
+        if not text.startswith(("- ", "* ")) or text[2:].lstrip().startswith("~~"):
+            continue
+        for fid, rx in _stale(month).items():
+            if rx.search(text) and not facts[fid].search(text):
+                out.append(text)
+    return out
 
 
 def run_month(path: Path, root: Path, echo: Any = None) -> dict[str, Any]:
@@ -110,6 +140,7 @@ def run_month(path: Path, root: Path, echo: Any = None) -> dict[str, Any]:
         month=path.name,
         searches=searches,
         human_text_kept=human.rstrip("\n") in memory,
+        stale_kept=stale_kept(month, memory),
         seconds=round(time.monotonic() - started, 1),
     )
     return figures
@@ -123,6 +154,8 @@ def report(f: dict[str, Any]) -> str:
         f"duplicates {f['duplicates']}, merged {f['merged']}, human text kept: "
         f"{'yes' if f['human_text_kept'] else 'NO'}; {f['searches']} searches, {f['seconds']} s"
     ]
+    if f["stale_kept"]:
+        lines.append(f"  earlier value still stated in MEMORY.md: {f['stale_kept']}")
     if f["missed"]:
         lines.append(f"  missed: {', '.join(f['missed'])}")
     for w in f["wrong"]:

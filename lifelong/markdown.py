@@ -52,18 +52,28 @@ def estimate_tokens(text: str) -> int:
 # starts one (an upper-case letter or a digit, after markup such as ``**``, quotes or a bracket)
 _ENDS_SENTENCE = re.compile(r"[.!?…][\"'’”)\]*_`]*\s*$")
 _STARTS_SENTENCE = re.compile(r"^[\"'‘“(\[*_`]*[A-Z0-9]")
+# a line that opens with a time of day, as a log entry does ("09:40 call w/ Sofia", "[21h00] futsal",
+# "9.40am bus"); a decimal such as "1.25 million" is not a time
+_STARTS_WITH_TIME = re.compile(
+    r"^[\"'‘“(\[*_`]*(?:[01]?\d|2[0-3])(?:[:h][0-5]\d(?::[0-5]\d)?|\.[0-5]\d\s?[ap]\.?m\b)(?![\d:.])"
+)
 
 
 def line_groups(lines: list[str]) -> list[tuple[int, int]]:
     """A paragraph's lines as groups of consecutive lines (0-based, inclusive): a new group starts
-    on a line that begins a sentence after a line that ended one. Notes are often written a
-    thought per line without blank lines between ("Rent is 1,250 € a month." / "Tried the new
-    ramen place."); each such line is its own statement. Prose wrapped mid-sentence stays one
-    group, and so does a line continuing a sentence after a break."""
+    on a line that begins a sentence after a line that ended one, and on a line that opens with a
+    time of day (a log written an entry per line, often without full stops: "09:40 call w/ Sofia,
+    she does our books" / "21:00 futsal, lost 6-4"). Notes are often written a thought per line
+    without blank lines between ("Rent is 1,250 € a month." / "Tried the new ramen place."); each
+    such line is its own statement. Prose wrapped mid-sentence stays one group, and so does a
+    line continuing a sentence after a break."""
     groups: list[tuple[int, int]] = []
     start = 0
     for i in range(1, len(lines)):
-        if _ENDS_SENTENCE.search(lines[i - 1]) and _STARTS_SENTENCE.match(lines[i].lstrip()):
+        line = lines[i].lstrip()
+        if _STARTS_WITH_TIME.match(line) or (
+            _ENDS_SENTENCE.search(lines[i - 1]) and _STARTS_SENTENCE.match(line)
+        ):
             groups.append((start, i - 1))
             start = i
     if lines:

@@ -1,9 +1,10 @@
 """Daily notes into snippets, and the text measures consolidation uses (pure).
 
-A *snippet* is one list item (nested items are their own snippets) or one paragraph of a daily
-note (a paragraph written a statement per line: one line, :func:`lifelong.markdown.line_groups`),
-with its heading path and exact 1-based line range. A paragraph or item longer than
-``max_chars`` is split into sentences. Never staged: code blocks, tables, headings, text inside a
+A *snippet* is one list item (nested items are their own snippets), one paragraph of a daily
+note (a paragraph written a statement per line: one line, :func:`lifelong.markdown.line_groups`)
+or one row of a table (its cells labelled by the header: "Café Origem — what: green beans;
+contact: Leonor"), with its heading path and exact 1-based line range. A paragraph or item longer
+than ``max_chars`` is split into sentences. Never staged: code blocks, headings, text inside a
 ``<!-- lifelong:...:start/end -->`` managed region, any line carrying one of the suite's markers
 (``<!-- key:``, ``<!-- lifelong:``) and lines that look like consolidation report output
 ("Candidate: ... confidence ... evidence", pasted ``Source: path#Lx-Ly`` citations) — the suite
@@ -28,6 +29,7 @@ _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ITEM_RE = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])(\s+|$)(.*)$")
 _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s+")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
+_TABLE_RULE_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 _COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 _MARKER_RE = re.compile(r"<!--\s*(key:|lifelong:)|lifelong:promoted-|lifelong:dream-", re.I)
@@ -165,6 +167,36 @@ def _is_label(text: str) -> bool:
     return text.rstrip().endswith(":") or (len(text) <= 60 and not re.search(r"[.!?;]\s*$", text))
 
 
+def table_cells(row: str) -> list[str]:
+    """The cells of a table row written with outer pipes (``| a | b |``); ``\\|`` is a literal pipe."""
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", inner)]
+
+
+def table_row_text(header: list[str], cells: list[str]) -> str:
+    """A body row as one statement: its first cell, then the others labelled by their column
+    ("Café Origem — what: green beans; contact: Leonor"). A column without a header, or one
+    whose header the cell repeats, is the cell alone; empty cells are left out."""
+    parts = []
+    for i, cell in enumerate(cells):
+        if not cell:
+            continue
+        label = header[i] if i < len(header) else ""
+        if i == 0 or not label or label.lower() == cell.lower():
+            parts.append(cell)
+        else:
+            parts.append(f"{label}: {cell}")
+    if not parts:
+        return ""
+    first = parts[0] if cells and cells[0] else ""
+    rest = parts[1:] if first else parts
+    if not first:
+        return "; ".join(rest)
+    return f"{first} — {'; '.join(rest)}" if rest else first
+
+
 def _managed_lines(text: str) -> set[int]:
     """1-based line numbers inside (or fencing) managed regions. Unbalanced fences: only the
     fence lines themselves are skipped (the text is still the user's)."""
@@ -228,6 +260,7 @@ def parse_snippets(
     # open list items: indentation, text, whether it was junk, where its snippets start in ``out``
     items: list[dict] = []
     current: dict | None = None
+    table: dict | None = None  # the table being read: its header cells, whether its rule row was seen
 
     def heading_path() -> str:
         return " > ".join(h[1] for h in headings)
@@ -303,6 +336,8 @@ def parse_snippets(
         n = index + 1
         if n <= offset:
             continue
+        if not line.lstrip().startswith("|"):
+            table = None
         if n in managed:
             flush()
             continue
@@ -323,7 +358,21 @@ def parse_snippets(
             level = len(m.group(1))
             headings = [h for h in headings if h[0] < level] + [(level, m.group(2).strip())]
             continue
-        if stripped.startswith("|") or re.fullmatch(r"[-*_]{3,}", stripped.replace(" ", "")):
+        if stripped.startswith("|"):
+            # a table: the first row is the header, a rule row follows it, each later row is a
+            # statement of its own ("| Café Origem | green beans | Leonor |")
+            flush()
+            if table is None:
+                table = {"header": table_cells(stripped), "rule": False}
+            elif not table["rule"] and _TABLE_RULE_RE.match(stripped):
+                table["rule"] = True
+            elif table["rule"]:
+                row = table_row_text(table["header"], table_cells(stripped))
+                if row:
+                    block, block_kind = [(n, row)], "row"
+                    flush()
+            continue
+        if re.fullmatch(r"[-*_]{3,}", stripped.replace(" ", "")):
             flush()
             continue
         if re.fullmatch(r"<!--.*-->", stripped) and not carries_marker(stripped):

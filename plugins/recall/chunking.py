@@ -15,7 +15,7 @@ and Japanese by character, not at English rates.
 
 Search scores *units* (:func:`retrieval_units`): the blocks of a chunk other than headings (a
 turn, a list item, a paragraph; a paragraph written a statement per line is a unit per line,
-:func:`lifelong.markdown.line_groups`), a block larger than ``unit_tokens`` split on line boundaries,
+:func:`lifelong.markdown.line_groups`, and a table a unit per body row), a block larger than ``unit_tokens`` split on line boundaries,
 each clipped to its chunk's line range. A unit is what a search result returns; its chunk is its
 context (candidate generation, and part of its score). A unit of two sentences or more is also
 embedded sentence by sentence (:meth:`Span.sentence_texts`), so one matching sentence is not
@@ -259,7 +259,8 @@ def retrieval_units(
     text: str, *, unit_tokens: int = 160, first_line: int = 1, body: str | None = None
 ) -> list[Unit]:
     """The document's blocks without headings and rules (a paragraph written a statement per line:
-    each such line or group of lines, :func:`lifelong.markdown.line_groups`), those above
+    each such line or group of lines, :func:`lifelong.markdown.line_groups`; a table: each body
+    row, its header left to the chunk's context), those above
     ``unit_tokens`` split on line boundaries, a single longer line into slices
     (:func:`line_pieces`)."""
     all_lines = split_lines(text)
@@ -283,6 +284,10 @@ def retrieval_units(
             segments.extend(
                 (b.start + i, b.start + j, b.heading_path)
                 for i, j in line_groups(all_lines[b.start - 1 : end])
+            )
+        elif b.kind == "table" and end > b.start + 1:  # a row per statement (the header is context)
+            segments.extend(
+                (n, n, b.heading_path) for n in range(b.start + 2, end + 1) if all_lines[n - 1].strip()
             )
         else:
             segments.append((b.start, end, b.heading_path))

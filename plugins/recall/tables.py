@@ -223,3 +223,11 @@ def m010_statement_lines(db):  # noqa: ANN001
     (``lifelong.markdown.line_groups``): every file's checksum is forgotten, so the next sync
     re-chunks it (the embeddings of unchanged text come from the cache)."""
     db.execute("UPDATE files SET sha256 = NULL")
+
+
+@migrations()
+def m011_time_lines_and_table_rows(db):  # noqa: ANN001
+    """A line opening with a time of day ("09:40 call w/ Sofia") now starts a unit of its own
+    (``lifelong.markdown.line_groups``), and a table is a unit per body row: re-chunk every file
+    once, as ``m010`` did."""
+    db.execute("UPDATE files SET sha256 = NULL")

@@ -70,6 +70,19 @@ def test_a_paragraphs_lines_group_by_statement() -> None:
     assert line_groups(["one line"]) == [(0, 0)] and line_groups([]) == []
 
 
+def test_a_line_opening_with_a_time_of_day_starts_a_group() -> None:
+    log = [
+        "09:40 call w/ Sofia, she does our books",  # no full stop: the time still opens an entry
+        "21:00 futsal at the pavilion, lost 6-4",
+        "[21h15] drinks after",
+        "9.40am bus was late",
+        "then walked home, about",  # continues the entry above
+        "1.25 km",  # a decimal is not a time: still the same entry
+        "12:30:45 backup finished",
+    ]
+    assert line_groups(log) == [(0, 0), (1, 1), (2, 2), (3, 5), (6, 6)]
+
+
 def test_nested_items_carry_their_parents() -> None:
     text = "## People\n- Emma Rees\n  - prefers short messages after work\n    - no calls\n- Tom\n"
     blocks = [b for b in parse_blocks(text, nested_items=True) if b.kind == "list_item"]

@@ -9,7 +9,7 @@ import re
 import pytest
 import yaml
 
-from evals.written_month import MONTHS, judge
+from evals.written_month import MONTHS, judge, stale_kept
 
 MONTH = {
     "facts": {"rent": {"match": "1,?250"}, "wifi": {"match": "pelican"}},
@@ -29,6 +29,21 @@ def test_the_judge_counts_facts_duplicates_merges_and_leaks() -> None:
     assert (f["duplicates"], f["merged"], f["leaked"]) == (1, 1, 1)
     assert f["precision"] == 0.5 and f["missed"] == ["wifi"]
     assert judge(MONTH, [])["precision"] is None
+
+
+def test_an_earlier_value_counts_for_precision_and_is_reported_while_it_stands() -> None:
+    month = {"facts": {"accountant": {"match": r"\breis\b", "stale": "mendes"}}, "chitchat": []}
+    f = judge(month, [{"text": "Sofia Mendes does our books."}, {"text": "Paulo Reis does the books now."}])
+    assert (f["precision"], f["recall"], f["earlier_values"]) == (1.0, 1.0, 1)
+    memory = (
+        "# MEMORY\n- Sofia Mendes is my accountant (written by hand)\n"
+        "<!-- lifelong:topic-people:start -->\n"
+        "- Sofia Mendes does our books. <!-- key:abc123 -->\n"
+        "- ~~Sofia Mendes files the VAT~~ (superseded by memory/x.md#L3)\n"
+        "- Paulo Reis takes over from Sofia Mendes. <!-- key:def456 -->\n"
+        "<!-- lifelong:topic-people:end -->\n"
+    )
+    assert stale_kept(month, memory) == ["- Sofia Mendes does our books."]  # the human's line is theirs
 
 
 @pytest.mark.parametrize("path", sorted(MONTHS.glob("*.yaml")), ids=lambda p: p.name)

@@ -45,9 +45,9 @@ to April 28.
 - code is never a snippet
 ```
 
-| table | row |
+| place | note |
 |---|---|
-| never | staged |
+| Gut Boltenhagen | venue contact: Frau Ahrens |
 
 - ok
 <!-- lifelong:flush-1:start -->
@@ -72,6 +72,7 @@ def test_parse_daily_snippets_with_exact_lines_and_headings() -> None:
         (8, 9, "2026-03-16 > Offsite", "Offsite: Sent the deposit to the venue."),
         (10, 10, "2026-03-16 > Offsite", "Offsite: nested: ask about vegetarian options"),
         (13, 14, "2026-03-16 > Team", "Priya proposed moving the Android release to April 28."),
+        (22, 22, "2026-03-16 > Team", "Gut Boltenhagen — note: venue contact: Frau Ahrens"),  # a table row
     ]
     assert snippets[0].day.isoformat() == "2026-03-16"
     assert snippets[0].citation == "memory/2026-03-16.md#L7-L7"
@@ -120,6 +121,30 @@ def test_a_paragraph_written_a_statement_per_line_is_a_snippet_per_line() -> Non
             7,
             "Harriet called: her birthday is on 14 June this year, a Sunday, and she wants a small dinner.",
         ),
+    ]
+
+
+def test_a_table_row_is_a_snippet_labelled_by_its_header_and_a_log_line_is_one_too() -> None:
+    text = (
+        "# Mon 5 Oct\n\n"
+        "## Suppliers\n"
+        "| who | what | contact |\n"
+        "|---|:--|---|\n"
+        "| Café Origem | green beans | Leonor; order by Thursday |\n"
+        "| TermoPro | | Hélder \\| TermoPro desk |\n"  # an empty cell, an escaped pipe
+        "\n"
+        "| a lone row of pipes | with no rule under it |\n"  # no table: not a statement
+        "| another | row |\n"
+        "\n"
+        "09:40 call w/ Sofia Mendes, she does our books\n"
+        "21:00 futsal at Pavilhão Rosa Mota, lost 6-4\n"
+    )
+    snippets = parse_snippets(text, "memory/2026-10-05.md")
+    assert [(s.start_line, s.text) for s in snippets] == [
+        (6, "Suppliers: Café Origem — what: green beans; contact: Leonor; order by Thursday"),
+        (7, "Suppliers: TermoPro — contact: Hélder | TermoPro desk"),
+        (12, "Suppliers: 09:40 call w/ Sofia Mendes, she does our books"),
+        (13, "Suppliers: 21:00 futsal at Pavilhão Rosa Mota, lost 6-4"),
     ]
 
 

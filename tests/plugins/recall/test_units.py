@@ -77,6 +77,25 @@ def test_a_paragraph_written_a_statement_per_line_is_a_unit_per_line() -> None:
     assert [(u.start_line, u.end_line) for u in retrieval_units(note)] == [(3, 3), (4, 4), (6, 7)]
 
 
+def test_a_log_line_and_a_table_row_are_units_of_their_own(make_host) -> None:
+    note = (
+        "# Tue 6 Oct\n\n"
+        "09:40 call w/ Sofia Mendes, she does our books and the quarterly VAT\n"
+        "21:00 futsal at Pavilhão Rosa Mota, lost 6-4\n\n"
+        "## Suppliers\n"
+        "| who | what | contact |\n"
+        "|---|---|---|\n"
+        "| Café Origem | green beans | Leonor; order by Thursday |\n"
+        "| TermoPro | roaster servicing | Hélder, every six months |\n"
+    )
+    assert [(u.start_line, u.end_line) for u in retrieval_units(note)] == [(3, 3), (4, 4), (9, 9), (10, 10)]
+    host = make_host({"memory/2026-03-06.md": note}, **RECALL)
+    with clock.pinned(NOW):
+        out = host.call_tool("memory_search", {"query": "TermoPro roaster servicing", "min_score": 0})
+    top = out["results"][0]
+    assert (top["start_line"], top["end_line"]) == (10, 10) and top["snippet"].startswith("| TermoPro")
+
+
 def test_search_returns_the_matched_unit_with_its_lines_heading_and_date(make_host) -> None:
     host = make_host({"memory/2026-03-04.md": NOTE}, **RECALL)
     with clock.pinned(NOW):
