@@ -179,19 +179,12 @@ def table_row_text(header: list[str], cells: list[str]) -> str:
     """A body row as one statement: its first cell, then the others labelled by their column
     ("Café Origem — what: green beans; contact: Leonor"). A column without a header, or one
     whose header the cell repeats, is the cell alone; empty cells are left out."""
-    parts = []
-    for i, cell in enumerate(cells):
-        if not cell:
-            continue
+    first = cells[0] if cells else ""
+    rest = []
+    for i, cell in enumerate(cells[1:], start=1):
         label = header[i] if i < len(header) else ""
-        if i == 0 or not label or label.lower() == cell.lower():
-            parts.append(cell)
-        else:
-            parts.append(f"{label}: {cell}")
-    if not parts:
-        return ""
-    first = parts[0] if cells and cells[0] else ""
-    rest = parts[1:] if first else parts
+        if cell:
+            rest.append(cell if not label or label.lower() == cell.lower() else f"{label}: {cell}")
     if not first:
         return "; ".join(rest)
     return f"{first} — {'; '.join(rest)}" if rest else first
