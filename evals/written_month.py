@@ -46,16 +46,16 @@ def _lifelong(runner: CliRunner, root: Path, *args: str) -> str:
     return result.output
 
 
-def _stale(month: dict[str, Any]) -> dict[str, re.Pattern[str]]:
-    return {fid: re.compile(f["stale"], re.IGNORECASE) for fid, f in month["facts"].items() if f.get("stale")}
+def _patterns(month: dict[str, Any], field: str) -> dict[str, re.Pattern[str]]:
+    """Each fact's ``field`` pattern (``match``, or ``stale`` for a fact that changes)."""
+    return {fid: re.compile(f[field], re.IGNORECASE) for fid, f in month["facts"].items() if f.get(field)}
 
 
 def judge(month: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
     """Which fact each promoted item states (by its text), and the month's figures. An item
     stating a fact's earlier value (its ``stale`` pattern, not its ``match``) was right when it
     was promoted: it counts for precision, not for recall."""
-    facts = {fid: re.compile(f["match"], re.IGNORECASE) for fid, f in month["facts"].items()}
-    stale = _stale(month)
+    facts, stale = _patterns(month, "match"), _patterns(month, "stale")
     chit = [w.lower() for w in month.get("chitchat", [])]
     per_fact: dict[str, list[str]] = {fid: [] for fid in facts}
     earlier: list[str] = []
@@ -95,7 +95,7 @@ def judge(month: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
 def stale_kept(month: dict[str, Any], memory: str) -> list[str]:
     """MEMORY.md's live promoted items (a ``key:`` marker, not struck through) that state only a
     fact's earlier value: what a reader of the file would take as true and no longer is."""
-    facts = {fid: re.compile(f["match"], re.IGNORECASE) for fid, f in month["facts"].items()}
+    facts, stale = _patterns(month, "match"), _patterns(month, "stale")
     out = []
     for line in memory.splitlines():
         if "<!-- key:" not in line:
@@ -103,7 +103,7 @@ def stale_kept(month: dict[str, Any], memory: str) -> list[str]:
         text = re.sub(r"<!--.*?-->", "", line).strip()
         if not text.startswith(("- ", "* ")) or text[2:].lstrip().startswith("~~"):
             continue
-        for fid, rx in _stale(month).items():
+        for fid, rx in stale.items():
             if rx.search(text) and not facts[fid].search(text):
                 out.append(text)
     return out

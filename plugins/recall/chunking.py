@@ -15,8 +15,8 @@ and Japanese by character, not at English rates.
 
 Search scores *units* (:func:`retrieval_units`): the blocks of a chunk other than headings (a
 turn, a list item, a paragraph; a paragraph written a statement per line is a unit per line,
-:func:`lifelong.markdown.line_groups`, and a table a unit per body row), a block larger than ``unit_tokens`` split on line boundaries,
-each clipped to its chunk's line range. A unit is what a search result returns; its chunk is its
+:func:`lifelong.markdown.line_groups`, and a table a unit per body row), a block larger than
+``unit_tokens`` split on line boundaries, each clipped to its chunk's line range. A unit is what a search result returns; its chunk is its
 context (candidate generation, and part of its score). A unit of two sentences or more is also
 embedded sentence by sentence (:meth:`Span.sentence_texts`), so one matching sentence is not
 diluted by the rest of its turn or paragraph.
