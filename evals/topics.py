@@ -83,6 +83,23 @@ WRITTEN: tuple[tuple[str, set[str]], ...] = (
     ("Espresso blend: 60% Brazil Cerrado, 40% Ethiopia Guji", {"projects"}),
     ("Shop insurance: Fidelidade, policy 44-7719, renews 1 Feb.", {"projects", "home"}),
     ("alarm: 2580, panel by the back door", {"home", "projects"}),
+    ("08:00 — physio w/ [[Kasia]], left knee, exercises 3x daily #health", {"health"}),
+    ("Booked the Grand Theatre voucher for Chidi's birthday (14 March).", {"people", "family"}),
+    (
+        "Nursery says Tobi must not have anything with sesame (hummus, tahini, some bread). Allergy "
+        "confirmed by the GP.",
+        {"health", "family"},
+    ),
+    (
+        "Car's MOT is due 9 December. Kirkstall Garage can do it, booked via "
+        "[their site](https://example.org/kirkstall-garage/book).",
+        {"home"},
+    ),
+    ("🚲 new D-lock for the bike, code 4417", {"home", "other"}),
+    ("[[Norland Press]]: style sheet in, [[Gareth Pugh]] wants chapters weekly", {"projects"}),
+    ("Boiler making a banging noise. Patel Heating services it every year, Dev is coming Tuesday.", {"home"}),
+    ("recycling: blue bin out Wednesday night, collected Thursday early", {"home"}),
+    ("From this week choir rehearses on **Wednesdays**, still 7.30 at St Chad's.", {"other"}),
 )
 
 # the variant not adopted: a few descriptions per topic, nearest by embedding cosine

@@ -70,13 +70,15 @@ TOPICS: tuple[tuple[str, str, frozenset[str]], ...] = tuple(
             "health",
             "Health",
             "doctor gp physician practice allergic allergy allergist medication dentist gym coach training "
-            "trains sessions session therapy appointment check-up patients avoid reacts react menu",
+            "trains sessions session therapy appointment check-up patients avoid reacts react menu "
+            "physio physiotherapist physiotherapy therapist vet clinic hospital prescription",
         ),
         (
             "home",
             "Home and money",
             "rent landlord flat apartment wifi router bill bills subscription insurance car garage repair "
-            "repairs handyman bank tax salary pay paid euros eur",
+            "repairs handyman bank tax salary pay paid euros eur boiler heating plumber electrician "
+            "recycling bins mortgage broadband electricity utilities council",
         ),
         (
             "preferences",
@@ -87,9 +89,27 @@ TOPICS: tuple[tuple[str, str, frozenset[str]], ...] = tuple(
 ) + (("other", "Other", frozenset()),)
 
 
+_TAG_RE = re.compile(r"(?<![\w#/])#([^\W\d_][\w-]*)")
+
+
+def _tagged_topic(text: str) -> str | None:
+    """The topic an item's own tag names ("#health", "#work", "#kids"): the first tag that is a
+    word of a topic's heading or one of its words."""
+    for tag in _TAG_RE.findall(text):
+        stems = content_tokens(tag.replace("-", " "))
+        for slug, heading, topic_words in TOPICS[:-1]:
+            if stems and stems <= (content_tokens(heading) | topic_words):
+                return slug
+    return None
+
+
 def topic_of(text: str) -> str:
-    """The section a promoted item goes to: the topic whose words it uses most (the first on a
-    tie); "preferences" only for the first person's own; "other" when none fits."""
+    """The section a promoted item goes to: the one its own tag names, else the topic whose words
+    it uses most (the first on a tie); "preferences" only for the first person's own; "other"
+    when none fits."""
+    tagged = _tagged_topic(text)
+    if tagged is not None:
+        return tagged
     found = content_tokens(text)
     first_person = bool(re.search(r"\b(I|I'm|I've|my|me)\b", text))
     best, best_hits = "other", 0

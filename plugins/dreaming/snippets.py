@@ -28,6 +28,8 @@ __all__ = ["STOPWORDS", "content_tokens", "jaccard", "stem", "words"]  # re-expo
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ITEM_RE = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])(\s+|$)(.*)$")
 _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s+")
+# a callout's first line (Obsidian, GitHub alerts): "> [!note] Tobi", "> [!WARNING]- Choir moves"
+_CALLOUT_RE = re.compile(r"^\[!([\w-]+)\][+-]?\s*(.*)$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _TABLE_RULE_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 _COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
@@ -254,6 +256,8 @@ def parse_snippets(
     items: list[dict] = []
     current: dict | None = None
     table: dict | None = None  # the table being read: its header cells, whether its rule row was seen
+    callout: str | None = None  # inside a callout: its title's subject ("" when it names none)
+    callout_title: tuple[int, str] | None = None  # a callout's title while no line follows it
 
     def heading_path() -> str:
         return " > ".join(h[1] for h in headings)
@@ -263,6 +267,8 @@ def parse_snippets(
             parents = [it["text"] for it in items[:-1] if it["text"]][-2:]
             if parents and all(_is_label(p) for p in parents):
                 return ": ".join(p.rstrip(":").strip() for p in parents)
+        if callout:
+            return callout
         for level, title in reversed(headings):
             if level >= 2:
                 return subject_heading(title)
@@ -325,12 +331,27 @@ def parse_snippets(
         if entry is not None:
             entry["last"] = len(out)
 
+    def end_callout() -> None:
+        """A callout ends; one that was only a title ("> [!tip] Kasia's number is 0113 496 0000")
+        says its title."""
+        nonlocal callout, callout_title, block, block_kind
+        if callout is None:
+            return
+        flush()  # its last lines, under its title
+        if callout_title is not None:
+            callout = None
+            block, block_kind = [callout_title], "paragraph"
+            flush()
+        callout, callout_title = None, None
+
     for index, line in enumerate(lines):
         n = index + 1
         if n <= offset:
             continue
         if not line.lstrip().startswith("|"):
             table = None
+        if not line.lstrip().startswith(">"):
+            end_callout()
         if n in managed:
             flush()
             continue
@@ -394,10 +415,21 @@ def parse_snippets(
             if not stripped:
                 flush()
                 continue
+            m = _CALLOUT_RE.match(stripped)
+            if m and block_kind != "item":
+                # "> [!note] Tobi": the marker is markup and the title is the subject of the
+                # callout's lines, like a heading's ("Tobi: ..."), not a statement of its own
+                flush()
+                end_callout()
+                callout = subject_heading(m.group(2))
+                callout_title = (n, m.group(2).strip()) if m.group(2).strip() else None
+                continue
+            callout_title = None
         if not block:
             block_kind = "paragraph"
             if len(line) - len(line.lstrip()) == 0:
                 items.clear()
         block.append((n, stripped))
+    end_callout()
     flush()
     return [s for s in out if s is not None]

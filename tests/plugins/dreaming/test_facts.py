@@ -9,7 +9,7 @@ import json
 
 from click.testing import CliRunner
 from lifelong_plugins.dreaming.facts import GroupingConfig, clock_times, fact_view, group_facts, names_seen
-from lifelong_plugins.dreaming.memory_file import TOPICS, Item, add_items, compact, existing_keys
+from lifelong_plugins.dreaming.memory_file import TOPICS, Item, add_items, compact, existing_keys, topic_of
 from lifelong_plugins.dreaming.run import explain, rollback_run
 from lifelong_plugins.dreaming.snippets import parse_snippets
 
@@ -444,6 +444,17 @@ def test_topics_are_a_bounded_set_of_sections() -> None:
         and existing_keys(later) >= existing_keys(again)
         and json.dumps(again).count("lifelong:topic-people:start") == 1
     )
+
+
+def test_an_items_own_tag_names_its_topic() -> None:
+    assert topic_of("08:00 — physio w/ [[Kasia]], left knee #health") == "health"
+    assert topic_of("Boiler serviced by Patel Heating every January #home") == "home"
+    assert topic_of("invoice to Norland Press, Gareth approves them #work") == "projects"
+    assert topic_of("#kids swimming on Saturdays") == "family"
+    # not tags: an issue number, a heading anchor, C#, a tag no topic names
+    assert topic_of("Gareth asked about issue #42") == "other"
+    assert topic_of("see memory/2026-11-02.md#L3 and C# code") == "other"
+    assert topic_of("Emma Rees has her birthday on May 7 #random") == "people"
 
 
 def _recalled_seed_month(dream_host, config=None):

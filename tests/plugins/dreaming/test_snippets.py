@@ -148,6 +148,33 @@ def test_a_table_row_is_a_snippet_labelled_by_its_header_and_a_log_line_is_one_t
     ]
 
 
+def test_a_callouts_marker_is_markup_and_its_title_is_the_subject_of_its_lines() -> None:
+    text = (
+        "# Tue 3 Nov\n\n"
+        "> [!note] Landlord\n"
+        ">\n"
+        "> Pieter Brandt, call him about the boiler.\n"
+        "\n"
+        "> [!warning]- Choir moves\n"
+        "> From this week choir rehearses on Wednesdays, 7.30 at St Chad's.\n"
+        "\n"
+        "> [!tip] Kasia's number is 0113 496 0000\n"  # a callout that is only its title
+        "> [!NOTE]\n"
+        "> bins go out on Wednesday night\n"
+        "\n"
+        "> a plain quote: never penicillin for Inês\n"
+    )
+    snippets = parse_snippets(text, "memory/2026-11-03.md")
+    assert [(s.start_line, s.text, s.context) for s in snippets] == [
+        (5, "Landlord: Pieter Brandt, call him about the boiler.", "Landlord"),
+        (8, "From this week choir rehearses on Wednesdays, 7.30 at St Chad's.", ""),
+        (10, "Kasia's number is 0113 496 0000", ""),
+        (12, "bins go out on Wednesday night", ""),
+        (14, "a plain quote: never penicillin for Inês", ""),
+    ]
+    assert not any("[!" in s.text for s in snippets)
+
+
 def test_keys_are_stable_and_whitespace_insensitive() -> None:
     assert text_key("Ask is EUR 1.2M  seed") == text_key(" ask is eur 1.2m seed ")
     assert text_key("Ask is EUR 1.2M seed") != text_key("Ask is EUR 1.5M seed")
