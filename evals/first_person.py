@@ -14,6 +14,10 @@ first-person question prefers the user's lines by ``speaker_boost``) and with ``
 beside BM25 over single turns in the same run, and prints session any@5 / all@5 / returned@1000 /
 multi-hop all@5 over conversations 0-4 and 5-9 apart. The rewrite is mechanical (a pronoun later
 in the question stays "she"); it measures the role rule, not a new benchmark.
+
+``--paragraphs`` writes each turn as a chat export writes a message, ``**User:** first
+sentence`` and a paragraph per further sentence: most of a message's units then carry no role
+mark of their own (returned@1000 counts a turn by its last line).
 """
 
 from __future__ import annotations
@@ -82,6 +86,12 @@ def main(argv: list[str] | None = None) -> None:
         help="Each assistant turn also carries its next N-1 turns' text (default 1: as written).",
     )
     ap.add_argument(
+        "--paragraphs",
+        action="store_true",
+        help="Write each turn as a chat export's message in paragraphs ('**User:** first sentence', "
+        "then a paragraph per further sentence) instead of one tagged list line per turn.",
+    )
+    ap.add_argument(
         "--set", action="append", default=[], help="name=JSON recall overrides (an extra variant)."
     )
     args = ap.parse_args(argv)
@@ -100,11 +110,13 @@ def main(argv: list[str] | None = None) -> None:
             continue
         chat = as_transcript(conv, args.verbose_assistant)
         suffix = f"-v{args.verbose_assistant}" if args.verbose_assistant > 1 else ""
+        suffix += "-paragraphs" if args.paragraphs else ""
         root = ROOT / "evals" / ".cache" / "first-person" / f"{conv.sample_id}{suffix}"
         cached = ROOT / "evals" / ".cache" / "locomo" / conv.sample_id
         if not root.exists() and cached.exists():
             shutil.copytree(cached, root)  # the embedding cache holds most turns' sentences
-        files, _info = index_conversation(chat, root, lambda m: print(m, flush=True))
+        layout = "paragraphs" if args.paragraphs else "lines"
+        files, _info = index_conversation(chat, root, lambda m: print(m, flush=True), layout)
         answered, _times = ask_all(chat, root, files, variants, list(chat.questions), baseline=True)
         for r in answered:
             for v in rows:

@@ -237,8 +237,27 @@ class SessionFile:
         return "\n".join(self.lines()[start_line - 1 : end_line])
 
 
-def session_files(conv: Conversation) -> dict[str, SessionFile]:
-    """relpath -> the daily file of each session (pure)."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9])")
+
+
+def turn_block(turn: Turn) -> list[str]:
+    """A turn as a chat app's export writes a message: ``**Speaker:** first sentence``, then each
+    further sentence as a paragraph of its own (a message written in paragraphs), blank lines
+    between."""
+    first, *rest = _SENTENCE_END.split(" ".join(turn.text.split())) or [""]
+    caption = " ".join(turn.caption.split())
+    lines = [f"**{turn.speaker}:** {first}"]
+    for sentence in rest:
+        lines += ["", sentence]
+    if caption:
+        lines += ["", f"(image: {caption})"]
+    return lines
+
+
+def session_files(conv: Conversation, layout: str = "lines") -> dict[str, SessionFile]:
+    """relpath -> the daily file of each session (pure). ``layout`` "lines": a turn per list line
+    tagged with its dia_id; "paragraphs": each turn a message in paragraphs (:func:`turn_block`),
+    no dia_id in the text (every line of a turn maps to it)."""
     files: dict[str, SessionFile] = {}
     seen_days: set[dt.date] = set()
     for s in conv.sessions:
@@ -256,6 +275,14 @@ def session_files(conv: Conversation) -> dict[str, SessionFile]:
         ]
         dia_by_line = {}
         for t in s.turns:
+            if layout == "paragraphs":
+                if len(lines) > 2:
+                    lines.append("")
+                for text in turn_block(t):
+                    lines.append(text)
+                    if text:
+                        dia_by_line[len(lines)] = t.dia_id
+                continue
             lines.append(t.line())
             dia_by_line[len(lines)] = t.dia_id
         files[name] = SessionFile(name, s.number, "\n".join(lines) + "\n", dia_by_line)
@@ -270,11 +297,11 @@ WORKSPACE_CONFIG: dict[str, Any] = {
 }
 
 
-def write_workspace(conv: Conversation, root: Path) -> dict[str, SessionFile]:
+def write_workspace(conv: Conversation, root: Path, layout: str = "lines") -> dict[str, SessionFile]:
     """Lay the conversation out under ``root`` (created if needed). Unchanged files are left
     alone (mtime kept), daily files that no longer belong are removed. Returns the file map."""
     root.mkdir(parents=True, exist_ok=True)
-    files = session_files(conv)
+    files = session_files(conv, layout)
     memory = root / "memory"
     memory.mkdir(exist_ok=True)
     for old in memory.glob("*.md"):

@@ -261,17 +261,18 @@ def variant_workspace(root: Path, overrides: dict[str, Any]):  # noqa: ANN201 - 
 
 
 def index_conversation(
-    conv: Conversation, root: Path, log: Callable[[str], None]
+    conv: Conversation, root: Path, log: Callable[[str], None], layout: str = "lines"
 ) -> tuple[dict[str, SessionFile], dict[str, Any]]:
-    """Write the workspace and bring its index up to date (forced re-chunk when the recall code
-    changed since the cached index was built)."""
+    """Write the workspace (``layout``: see :func:`evals.locomo.session_files`) and bring its
+    index up to date (forced re-chunk when the recall code changed since the cached index was
+    built)."""
     from lifelong_plugins.recall import service
 
     from lifelong import clock
     from lifelong.host import Host
     from lifelong.workspace import Workspace
 
-    files = write_workspace(conv, root)
+    files = write_workspace(conv, root, layout)
     stamp = root / ".lifelong" / "eval-fingerprint"
     fingerprint = recall_fingerprint()
     force = stamp.exists() and stamp.read_text().strip() != fingerprint

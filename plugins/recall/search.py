@@ -115,6 +115,28 @@ def speaker_of(text: str) -> tuple[str, ...]:
     return tuple(words(m.group(1))) if m else ()
 
 
+_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
+
+
+def turn_roles(text: str, start_line: int) -> dict[int, tuple[str, ...]]:
+    """The chat role each unmarked line of a chunk continues: a message marked ``**User:**``
+    often goes on over more paragraphs or lines ("I moved to Lisbon in May." / "The flat is in
+    Alfama."), and each is a unit of its own without the mark. A role's turn runs until another
+    line marks a speaker, or a heading. Named speakers (``Caroline:``) are not carried over: in
+    notes, "Maya: prefers tea" is often followed by a line about something else."""
+    out: dict[int, tuple[str, ...]] = {}
+    current: tuple[str, ...] = ()
+    for i, line in enumerate(text.split("\n")):
+        m = ROLE_RE.match(line)
+        if m:
+            current = tuple(words(m.group(1)))
+        elif SPEAKER_RE.match(line) or _HEADING_LINE.match(line):
+            current = ()
+        elif current and line.strip():
+            out[start_line + i] = current
+    return out
+
+
 def speaker_asked(who: tuple[str, ...], asked: set[str]) -> bool:
     """Whether a question is about what ``who`` said: it names them, or it is in the first
     person ("what did I ...", "my sister") and ``who`` is the user's role in a chat transcript."""
@@ -563,6 +585,8 @@ class Searcher:
         slack = cfg["period_slack_days"] * 86400.0
         speaker_boost = cfg["speaker_boost"]
         asked_words = set(words(req.query))
+        first_person = bool(asked_words & FIRST_PERSON)
+        roles: dict[int, dict[int, tuple[str, ...]]] = {}  # chunk id -> its lines' continued roles
         ref = at.timestamp()
         rows_u: list[tuple] = []  # chunk id, unit id, start, end, heading, text, counts, length, cosine
         chunk_counts: dict[int, tuple[dict[str, int], int]] = {}
@@ -603,8 +627,14 @@ class Searcher:
             sim = (1 - alpha) * (centred_cosine(cos, background) or 0.0) + alpha * chunk_sim[cid]
             lex = (1 - alpha) * unit_lex + alpha * chunk_lex[cid]
             hybrid = hybrid_score(sim, lex, vw, tw)
-            if speaker_boost and asked_words and speaker_asked(speaker_of(text), asked_words):
-                hybrid *= 1.0 + speaker_boost
+            if speaker_boost and asked_words:
+                who = speaker_of(text)
+                if not who and first_person:
+                    if cid not in roles:
+                        roles[cid] = turn_roles(chunks[cid].text, chunks[cid].start_line)
+                    who = roles[cid].get(a, ())
+                if speaker_asked(who, asked_words):
+                    hybrid *= 1.0 + speaker_boost
             score = hybrid * decays[cid]
             key = (chunks[cid].path, a, b)
             if key not in best or score > best[key][0]:

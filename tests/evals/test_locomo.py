@@ -83,6 +83,28 @@ def test_session_files_one_line_per_turn_with_dia_ids(tiny_locomo: Path) -> None
     assert files["memory/2023-05-08-s2.md"].session == 2
 
 
+def test_session_files_in_paragraphs_write_a_turn_as_a_message(tiny_locomo: Path) -> None:
+    convs, _ = load(tiny_locomo)
+    first = session_files(convs[0], "paragraphs")["memory/2023-05-08.md"]
+    lines = first.lines()
+    assert lines[2:8] == [
+        "**Ada:** Hey Bo!",
+        "",
+        "I adopted a greyhound called Pixel last week.",
+        "",
+        "**Bo:** Congrats!",
+        "",
+    ]
+    assert lines[8:13] == [
+        "Mine is a tabby cat.",
+        "",
+        "She sleeps all day.",
+        "",
+        "(image: a photo of a tabby cat on a sofa)",
+    ]
+    assert first.dia_ids(3, 5) == ["D1:1", "D1:1"] and first.dia_ids(7, 13) == ["D1:2"] * 4
+
+
 def test_write_workspace_is_idempotent_and_removes_stale_files(tiny_locomo: Path, tmp_path: Path) -> None:
     convs, _ = load(tiny_locomo)
     root = tmp_path / "ws"

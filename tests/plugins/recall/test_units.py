@@ -314,8 +314,8 @@ def hybrid_with_and_without_speaker_boost(make_host, day: str, query: str) -> tu
         {"memory/2026-03-10.md": day}, {"plugins": {"recall": {**same, "speaker_boost": 0}}}, **RECALL
     )
     with clock.pinned(NOW):
-        boosted = search(host, query, min_score=0)
-        plain = search(off, query, min_score=0)
+        boosted = search(host, query, min_score=0, max_results=20)
+        plain = search(off, query, min_score=0, max_results=20)
     return boosted, {c.start_line: c.hybrid for c in boosted}, {c.start_line: c.hybrid for c in plain}
 
 
@@ -355,6 +355,27 @@ def test_a_first_person_question_prefers_the_users_own_lines_in_a_chat_transcrip
         make_host, day, "which dog did I adopt from the shelter?"
     )
     assert abs(mine[4] - 1.25 * plain[4]) < 1e-6 and abs(mine[3] - plain[3]) < 1e-6  # only the user's line
+
+
+def test_a_users_message_over_several_paragraphs_is_the_users_in_every_one(make_host) -> None:
+    from lifelong_plugins.recall.search import turn_roles
+
+    day = (
+        "# 2026-03-10\n\n"  # 1-2
+        "**User:** I need help planning meals this week.\n\n"  # 3-4
+        "By the way, I graduated in Business Administration, so budgets are my thing.\n\n"  # 5-6
+        "**Assistant:** Here is a plan:\n\n"  # 7-8
+        "1. Monday: lentil soup\n\n"  # 9-10
+        "A degree in Business Administration helps with budgets.\n\n"  # 11-12
+        "Maya: prefers tea.\n"  # 13: a named speaker's turn is not carried over
+        "Lunch with Tom at noon.\n"
+    )
+    roles = turn_roles(day, 1)
+    assert roles[5] == ("user",) and roles[9] == roles[11] == ("assistant",)
+    assert 13 not in roles and 14 not in roles and 1 not in roles
+    _, mine, plain = hybrid_with_and_without_speaker_boost(make_host, day, "what degree did I graduate with?")
+    assert abs(mine[5] - 1.25 * plain[5]) < 1e-6  # the user's second paragraph
+    assert abs(mine[11] - plain[11]) < 1e-6 and abs(mine[14] - plain[14]) < 1e-6
 
 
 def test_a_named_speaker_is_a_pronoun_in_the_query_embedding(make_host) -> None:
