@@ -68,6 +68,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--questions", type=Path, default=None, help="Write per-question rows (JSON lines) to this file."
     )
+    ap.add_argument(
+        "--paragraphs",
+        action="store_true",
+        help="Write each turn as a message in paragraphs ('**Caroline:** first sentence', then a "
+        "paragraph per further sentence) instead of one tagged list line per turn.",
+    )
     args = ap.parse_args(argv)
     wanted = parse_range(args.conversations)
     variants = {v: VARIANTS[v] for v in args.variants.split(",") if v}
@@ -80,11 +86,13 @@ def main(argv: list[str] | None = None) -> None:
     for conv in convs:
         if conv.index not in wanted:
             continue
-        root = ROOT / "evals" / ".cache" / "ablation" / conv.sample_id
+        layout = "paragraphs" if args.paragraphs else "lines"
+        suffix = "-paragraphs" if args.paragraphs else ""
+        root = ROOT / "evals" / ".cache" / "ablation" / f"{conv.sample_id}{suffix}"
         cached = ROOT / "evals" / ".cache" / "locomo" / conv.sample_id
         if not root.exists() and cached.exists():
             shutil.copytree(cached, root)  # reuse the suite's embedding cache
-        files, _info = index_conversation(conv, root, lambda m: print(m, flush=True))
+        files, _info = index_conversation(conv, root, lambda m: print(m, flush=True), layout)
         questions = pick_questions(conv, None)
         started = time.monotonic()
         answered, times = ask_all(conv, root, files, variants, questions, baseline=True)

@@ -107,31 +107,83 @@ USER_ROLES = frozenset({"user", "human", "me"})
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
 
 
+# a name marked in bold, as chat exports write a named speaker: "**Caroline:** ...", "**Caroline**: ..."
+BOLD_SPEAKER_RE = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:\[[^\]\n]{1,40}\]\s*)?(?:\*\*|__)([A-Z][\w.'’ -]{0,40}?)"
+    r"(?::(?:\*\*|__)|(?:\*\*|__):)\s"
+)
+
+
 def speaker_of(text: str) -> tuple[str, ...]:
     """The folded words of the speaker a unit's first line is marked with (``- [D1:3] Caroline:
-    ...``, or a chat role however marked: ``**User:**``, ``assistant:``), or () when it has
-    none (``**Maya**:`` is not a speaker)."""
-    m = ROLE_RE.match(text) or SPEAKER_RE.match(text)
+    ...``, ``**Caroline:** ...``, or a chat role however marked: ``**User:**``, ``assistant:``),
+    or () when it has none."""
+    m = ROLE_RE.match(text) or SPEAKER_RE.match(text) or BOLD_SPEAKER_RE.match(text)
     return tuple(words(m.group(1))) if m else ()
 
 
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
 
 
+def _is_name(mark: str) -> bool:
+    """A speaker mark that reads as a name: one to three words, each capitalised ("Caroline",
+    "Maya Lee"; not "Rent for the flat")."""
+    parts = mark.split()
+    return 1 <= len(parts) <= 3 and all(p[:1].isupper() for p in parts)
+
+
+def speaker_names_asked(asked: set[str]) -> frozenset[str]:
+    """The words a speaker mark must hold for a question to ask about its speaker: the question's
+    own words, and the chat roles when it is in the first person."""
+    names = {w for w in asked if len(w) > 1 and not is_stopword(w)}
+    if asked & FIRST_PERSON:
+        names |= USER_ROLES
+    return frozenset(names)
+
+
+def marks_a_speaker_asked(text: str, names: frozenset[str]) -> bool:
+    """Whether a line of ``text`` may open with a mark of one of ``names`` as its speaker (a
+    colon within its first 64 characters, after one of them): a cheap test, true for every chunk
+    where :func:`turn_roles` can find a turn the question asks about, which is run only then."""
+    for line in text.split("\n"):
+        cut = line.find(":", 0, 64)
+        if cut > 0:
+            head = line[:cut].casefold()
+            if any(n in head for n in names):
+                return True
+    return False
+
+
 def turn_roles(text: str, start_line: int) -> dict[int, tuple[str, ...]]:
-    """The chat role each unmarked line of a chunk continues: a message marked ``**User:**``
-    often goes on over more paragraphs or lines ("I moved to Lisbon in May." / "The flat is in
-    Alfama."), and each is a unit of its own without the mark. A role's turn runs until another
-    line marks a speaker, or a heading. Named speakers (``Caroline:``) are not carried over: in
-    notes, "Maya: prefers tea" is often followed by a line about something else."""
-    out: dict[int, tuple[str, ...]] = {}
-    current: tuple[str, ...] = ()
-    for i, line in enumerate(text.split("\n")):
+    """The speaker each unmarked line of a chunk continues: a message marked once (``**User:**``,
+    ``**Caroline:**``) often goes on over more paragraphs or lines ("I moved to Lisbon in May." /
+    "The flat is in Alfama."), and each is a unit of its own without the mark. A turn runs until
+    another line marks a speaker, or a heading. A chat role always carries over; a name only in a
+    chunk where two names or more mark lines (a conversation): in notes, "Maya: prefers tea." is
+    often followed by a line about something else."""
+    lines = text.split("\n")
+    marks: list[tuple[str, ...] | None] = []  # per line: the speaker it marks, () a reset, None neither
+    names: set[tuple[str, ...]] = set()
+    for line in lines:
         m = ROLE_RE.match(line)
         if m:
-            current = tuple(words(m.group(1)))
-        elif SPEAKER_RE.match(line) or _HEADING_LINE.match(line):
-            current = ()
+            marks.append(tuple(words(m.group(1))))
+            continue
+        m = SPEAKER_RE.match(line) or BOLD_SPEAKER_RE.match(line)
+        if m and _is_name(m.group(1)):
+            who = tuple(words(m.group(1)))
+            names.add(who)
+            marks.append(who)
+        elif m or _HEADING_LINE.match(line):
+            marks.append(())
+        else:
+            marks.append(None)
+    carry_names = len(names) >= 2
+    out: dict[int, tuple[str, ...]] = {}
+    current: tuple[str, ...] = ()
+    for i, (line, mark) in enumerate(zip(lines, marks, strict=True)):
+        if mark is not None:
+            current = mark if (mark not in names or carry_names) else ()
         elif current and line.strip():
             out[start_line + i] = current
     return out
@@ -585,8 +637,8 @@ class Searcher:
         slack = cfg["period_slack_days"] * 86400.0
         speaker_boost = cfg["speaker_boost"]
         asked_words = set(words(req.query))
-        first_person = bool(asked_words & FIRST_PERSON)
-        roles: dict[int, dict[int, tuple[str, ...]]] = {}  # chunk id -> its lines' continued roles
+        roles: dict[int, dict[int, tuple[str, ...]]] = {}  # chunk id -> its lines' continued speakers
+        names_asked = speaker_names_asked(asked_words)
         ref = at.timestamp()
         rows_u: list[tuple] = []  # chunk id, unit id, start, end, heading, text, counts, length, cosine
         chunk_counts: dict[int, tuple[dict[str, int], int]] = {}
@@ -629,9 +681,14 @@ class Searcher:
             hybrid = hybrid_score(sim, lex, vw, tw)
             if speaker_boost and asked_words:
                 who = speaker_of(text)
-                if not who and first_person:
+                if not who:
                     if cid not in roles:
-                        roles[cid] = turn_roles(chunks[cid].text, chunks[cid].start_line)
+                        chunk = chunks[cid]
+                        roles[cid] = (
+                            turn_roles(chunk.text, chunk.start_line)
+                            if marks_a_speaker_asked(chunk.text, names_asked)
+                            else {}
+                        )
                     who = roles[cid].get(a, ())
                 if speaker_asked(who, asked_words):
                     hybrid *= 1.0 + speaker_boost

@@ -341,7 +341,8 @@ def test_a_first_person_question_prefers_the_users_own_lines_in_a_chat_transcrip
 
     assert speaker_of("**User:** I adopted a dog.") == ("user",)
     assert speaker_of("- [10:32] assistant: Congratulations!") == ("assistant",)
-    assert speaker_of("**Maya**: hi") == ()
+    assert speaker_of("**Maya**: hi") == speaker_of("**Maya:** hi") == ("maya",)  # a chat export's bold name
+    assert speaker_of("**Maya** hi: there") == ()
     asked = {"what", "dog", "did", "i", "adopt"}
     assert speaker_asked(("user",), asked) and not speaker_asked(("assistant",), asked)
     assert not speaker_asked(("user",), {"what", "dog", "did", "maya", "adopt"})  # not about the user
@@ -373,6 +374,9 @@ def test_a_users_message_over_several_paragraphs_is_the_users_in_every_one(make_
     roles = turn_roles(day, 1)
     assert roles[5] == ("user",) and roles[9] == roles[11] == ("assistant",)
     assert 13 not in roles and 14 not in roles and 1 not in roles
+    # a conversation between named people (two names mark lines) carries each name on
+    talk = "**Caroline:** Hey Mel!\n\nI went to a support group.\n\n**Melanie:** Wow.\n\nTell me more.\n"
+    assert turn_roles(talk, 10) == {12: ("caroline",), 16: ("melanie",)}
     _, mine, plain = hybrid_with_and_without_speaker_boost(make_host, day, "what degree did I graduate with?")
     assert abs(mine[5] - 1.25 * plain[5]) < 1e-6  # the user's second paragraph
     assert abs(mine[11] - plain[11]) < 1e-6 and abs(mine[14] - plain[14]) < 1e-6
