@@ -12,6 +12,7 @@ import math
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -118,7 +119,11 @@ def speaker_of(text: str) -> tuple[str, ...]:
     """The folded words of the speaker a unit's first line is marked with (``- [D1:3] Caroline:
     ...``, ``**Caroline:** ...``, or a chat role however marked: ``**User:**``, ``assistant:``),
     or () when it has none."""
-    m = ROLE_RE.match(text) or SPEAKER_RE.match(text) or BOLD_SPEAKER_RE.match(text)
+    m = ROLE_RE.match(text) or SPEAKER_RE.match(text)
+    if m is None:
+        m = BOLD_SPEAKER_RE.match(text)
+        if m is not None and not _is_name(m.group(1)):
+            return ()  # "**On call:** ...": a label
     return tuple(words(m.group(1))) if m else ()
 
 
@@ -154,16 +159,12 @@ def marks_a_speaker_asked(text: str, names: frozenset[str]) -> bool:
     return False
 
 
-def turn_roles(text: str, start_line: int) -> dict[int, tuple[str, ...]]:
-    """The speaker each unmarked line of a chunk continues: a message marked once (``**User:**``,
-    ``**Caroline:**``) often goes on over more paragraphs or lines ("I moved to Lisbon in May." /
-    "The flat is in Alfama."), and each is a unit of its own without the mark. A turn runs until
-    another line marks a speaker, or a heading. A chat role always carries over; a name only in a
-    chunk where two names or more mark lines (a conversation): in notes, "Maya: prefers tea." is
-    often followed by a line about something else."""
-    lines = text.split("\n")
-    marks: list[tuple[str, ...] | None] = []  # per line: the speaker it marks, () a reset, None neither
-    names: set[tuple[str, ...]] = set()
+def _line_marks(lines: list[str]) -> tuple[list[tuple[str, ...] | None], Counter[tuple[str, ...]]]:
+    """Per line, the speaker it marks (a chat role, or a name: one to three capitalised words),
+    () for a heading or a label ("Rent for the flat:"), None for neither; and how many lines each
+    name marks."""
+    marks: list[tuple[str, ...] | None] = []
+    names: Counter[tuple[str, ...]] = Counter()
     for line in lines:
         m = ROLE_RE.match(line)
         if m:
@@ -172,13 +173,31 @@ def turn_roles(text: str, start_line: int) -> dict[int, tuple[str, ...]]:
         m = SPEAKER_RE.match(line) or BOLD_SPEAKER_RE.match(line)
         if m and _is_name(m.group(1)):
             who = tuple(words(m.group(1)))
-            names.add(who)
+            names[who] += 1
             marks.append(who)
         elif m or _HEADING_LINE.match(line):
             marks.append(())
         else:
             marks.append(None)
-    carry_names = len(names) >= 2
+    return marks, names
+
+
+def _conversation(names: Counter[tuple[str, ...]]) -> bool:
+    """Names marking lines as a conversation's do: two or more, and one of them on two lines or
+    more (labels such as "**Home:** wifi ..." and "**Car:** insurance ..." mark a line each)."""
+    return len(names) >= 2 and max(names.values()) >= 2
+
+
+def turn_roles(text: str, start_line: int) -> dict[int, tuple[str, ...]]:
+    """The speaker each unmarked line of a chunk continues: a message marked once (``**User:**``,
+    ``**Caroline:**``) often goes on over more paragraphs or lines ("I moved to Lisbon in May." /
+    "The flat is in Alfama."), and each is a unit of its own without the mark. A turn runs until
+    another line marks a speaker, or a heading. A chat role always carries over; a name only in a
+    chunk that reads as a conversation (:func:`_conversation`): in notes, "Maya: prefers tea." is
+    often followed by a line about something else."""
+    lines = text.split("\n")
+    marks, names = _line_marks(lines)
+    carry_names = _conversation(names)
     out: dict[int, tuple[str, ...]] = {}
     current: tuple[str, ...] = ()
     for i, (line, mark) in enumerate(zip(lines, marks, strict=True)):
@@ -186,6 +205,21 @@ def turn_roles(text: str, start_line: int) -> dict[int, tuple[str, ...]]:
             current = mark if (mark not in names or carry_names) else ()
         elif current and line.strip():
             out[start_line + i] = current
+    return out
+
+
+def speakers_in(text: str) -> set[str]:
+    """The words of the speakers a chunk's lines are marked with: plain marks (``Caroline:``,
+    ``- [D1:3] Caroline:``, chat roles) always, a name in bold (``**Caroline:**``) only in a
+    conversation, as bold labels are common in notes."""
+    lines = text.split("\n")
+    out = {
+        w for line in lines if (m := ROLE_RE.match(line) or SPEAKER_RE.match(line)) for w in words(m.group(1))
+    }
+    if "**" in text or "__" in text:
+        _marks, names = _line_marks(lines)
+        if _conversation(names):
+            out.update(w for who in names for w in who)
     return out
 
 
@@ -436,7 +470,7 @@ class Searcher:
             if not ids:
                 continue
             spoken = sum(
-                any(w in speaker_of(line) for line in text.splitlines())
+                w in speakers_in(text)
                 for (text,) in self.conn.execute(
                     "SELECT text FROM chunks WHERE id IN (SELECT value FROM json_each(?))", [json.dumps(ids)]
                 )

@@ -359,7 +359,7 @@ def test_a_first_person_question_prefers_the_users_own_lines_in_a_chat_transcrip
 
 
 def test_a_users_message_over_several_paragraphs_is_the_users_in_every_one(make_host) -> None:
-    from lifelong_plugins.recall.search import turn_roles
+    from lifelong_plugins.recall.search import speaker_of, speakers_in, turn_roles
 
     day = (
         "# 2026-03-10\n\n"  # 1-2
@@ -375,8 +375,18 @@ def test_a_users_message_over_several_paragraphs_is_the_users_in_every_one(make_
     assert roles[5] == ("user",) and roles[9] == roles[11] == ("assistant",)
     assert 13 not in roles and 14 not in roles and 1 not in roles
     # a conversation between named people (two names mark lines) carries each name on
-    talk = "**Caroline:** Hey Mel!\n\nI went to a support group.\n\n**Melanie:** Wow.\n\nTell me more.\n"
+    talk = (
+        "**Caroline:** Hey Mel!\n\nI went to a support group.\n\n**Melanie:** Wow.\n\nTell me more.\n\n"
+        "**Caroline:** It was powerful.\n"
+    )
     assert turn_roles(talk, 10) == {12: ("caroline",), 16: ("melanie",)}
+    # labels in notes mark a line each: not a conversation, nothing carried, and no bold label is
+    # taken for a speaker whose name the query embedding would drop ("am I on they")
+    notes = "**Home:** wifi is Raman-5G.\nBike got a flat tire.\n**Car:** insurance renews in May.\nRain.\n"
+    assert turn_roles(notes, 1) == {}
+    assert speakers_in(notes) == set() and speakers_in("**On call:** every second week\n") == set()
+    assert speaker_of("**On call:** every second week") == ()
+    assert speakers_in(talk) == {"caroline", "melanie"} and speakers_in("Maya: prefers tea.") == {"maya"}
     _, mine, plain = hybrid_with_and_without_speaker_boost(make_host, day, "what degree did I graduate with?")
     assert abs(mine[5] - 1.25 * plain[5]) < 1e-6  # the user's second paragraph
     assert abs(mine[11] - plain[11]) < 1e-6 and abs(mine[14] - plain[14]) < 1e-6
