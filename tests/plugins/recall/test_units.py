@@ -359,7 +359,13 @@ def test_a_first_person_question_prefers_the_users_own_lines_in_a_chat_transcrip
 
 
 def test_a_users_message_over_several_paragraphs_is_the_users_in_every_one(make_host) -> None:
-    from lifelong_plugins.recall.search import speaker_of, speakers_in, turn_roles
+    from lifelong_plugins.recall.search import (
+        marks_a_speaker_asked,
+        speaker_names_asked,
+        speaker_of,
+        speakers_in,
+        turn_roles,
+    )
 
     day = (
         "# 2026-03-10\n\n"  # 1-2
@@ -387,6 +393,10 @@ def test_a_users_message_over_several_paragraphs_is_the_users_in_every_one(make_
     assert speakers_in(notes) == set() and speakers_in("**On call:** every second week\n") == set()
     assert speaker_of("**On call:** every second week") == ()
     assert speakers_in(talk) == {"caroline", "melanie"} and speakers_in("Maya: prefers tea.") == {"maya"}
+    # the cheap test before turn_roles finds a mark after a timestamp holding colons of its own
+    log = "- [10:32] User: I moved to Lisbon.\n  The flat is in Alfama.\n- [10:33] Assistant: Nice.\n"
+    assert turn_roles(log, 1) == {2: ("user",)}
+    assert marks_a_speaker_asked(log, speaker_names_asked({"where", "is", "my", "flat"}))
     _, mine, plain = hybrid_with_and_without_speaker_boost(make_host, day, "what degree did I graduate with?")
     assert abs(mine[5] - 1.25 * plain[5]) < 1e-6  # the user's second paragraph
     assert abs(mine[11] - plain[11]) < 1e-6 and abs(mine[14] - plain[14]) < 1e-6
