@@ -2,7 +2,8 @@
 figures). ``python -m evals.bench_search [--sizes 10000,100000] [--queries N] [--reps R]`` prints
 them; the ``latency`` suite runs it and plots them.
 
-The corpus (seeded, reproducible, cached under ``evals/.cache/bench/``):
+The corpus (seeded, reproducible, cached under ``evals/.cache/bench/``, rebuilt when the recall
+schema gains a migration):
 
 - **text**: Zipf-Mandelbrot word frequencies (exponent 1.05) over a 50k vocabulary whose 150 most
   frequent words are English stopwords and the rest pronounceable pseudo-words; chunks of 40-160
@@ -247,8 +248,14 @@ class Corpus:
 
 
 def _spec(n: int, seed: int) -> dict[str, Any]:
+    from lifelong_plugins.recall.tables import migration_names
+
     return {
         "version": BENCH_VERSION,
+        # the rows are bulk-inserted, so a migration that re-chunks every file (m010, m011) would
+        # have the next sync re-embed the whole synthetic corpus with the real model (hours at
+        # 100k): a schema the cache was not built under means a rebuild
+        "schema": migration_names(),
         "n": n,
         "seed": seed,
         "dim": DIM,

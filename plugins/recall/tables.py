@@ -10,6 +10,11 @@ from sqlite_utils.migrations import Migrations
 migrations = Migrations("lifelong.recall")
 
 
+def migration_names() -> list[str]:
+    """The names of every migration in the set, in order (what an index built today has applied)."""
+    return [m.name for m in migrations._migrations]  # noqa: SLF001 - sqlite-utils keeps no public list
+
+
 @migrations()
 def m001_core_tables(db):  # noqa: ANN001 - sqlite-utils passes the Database
     db.execute("""
