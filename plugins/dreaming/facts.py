@@ -52,6 +52,7 @@ from .themes import MONTHS, WEEKDAYS, concept_tags
 _TITLES = frozenset("dr mr mrs ms prof st".split())  # "Dr." says nothing about which fact
 _content_tokens = lru_cache(maxsize=100_000)(content_tokens)  # a line's words, once per text
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")  # "14th" is the 14 of "14 March"
 _NOT_SUBJECTS = (
     frozenset(MONTHS)
     | frozenset(WEEKDAYS)
@@ -167,9 +168,10 @@ def clock_times(text: str) -> frozenset[str]:
 
 @lru_cache(maxsize=100_000)
 def values_of(text: str) -> frozenset[str]:
-    """Tokens with a digit (dates, amounts, times, counts), dates spelled with a month, and every
-    time of day in one form ("6 pm", "six in the evening" and "18:00" all give "18:00")."""
-    vals = {w for w in words(text) if any(ch.isdigit() for ch in w)}
+    """Tokens with a digit (dates, amounts, times, counts; "14th" as "14"), dates spelled with a
+    month in one form ("14 march", see ``themes.month_date``), and every time of day in one form
+    ("6 pm", "six in the evening" and "18:00" all give "18:00")."""
+    vals = {_ORDINAL.sub(r"\1", w) for w in words(text) if any(ch.isdigit() for ch in w)}
     vals |= {t for t in concept_tags(text) if any(ch.isdigit() for ch in t)}
     return frozenset(vals | clock_times(text))
 
@@ -234,13 +236,14 @@ def _strong_values(values: frozenset[str]) -> frozenset[str]:
 
 def conflicting(a: FactView, b: FactView) -> bool:
     """Two statements that cannot be one fact: their dates or amounts all differ ("May 12" /
-    "May 19": a correction, REM's business), each names something the other does not (an office
-    in Hamburg / in Dresden), or one word swapped in otherwise the same words ("no kiwi for Emma" /
+    "May 19": a correction, REM's business), each names something the other does not in the
+    same place (an office in Hamburg / in Dresden) or while they share no other content word,
+    or one word swapped in otherwise the same words ("no kiwi for Emma" /
     "no shellfish for Emma")."""
     if (a.phrases - b.phrases) and (b.phrases - a.phrases):
         own_a = {w for p in a.phrases - b.phrases for w in p.split(" ")} - b.subjects
         own_b = {w for p in b.phrases - a.phrases for w in p.split(" ")} - a.subjects
-        if own_a and own_b:
+        if own_a and own_b and (_same_slot(a, own_a, b, own_b) or not (a.rest & b.rest)):
             return True
     va, vb = a.strong, b.strong
     if va & vb:
@@ -252,6 +255,29 @@ def conflicting(a: FactView, b: FactView) -> bool:
     own_a, own_b = a.rest - b.rest, b.rest - a.rest
     shared = len(a.rest & b.rest)
     return shared >= 1 and 1 <= len(own_a) <= min(2, shared) and 1 <= len(own_b) <= min(2, shared)
+
+
+def _name_slots(text: str, own: AbstractSet[str]) -> set[tuple[str, str]]:
+    """The words just before and just after each run of the ``own`` name stems in ``text``."""
+    seq = [stem(w) for w in words(text)]
+    slots: set[tuple[str, str]] = set()
+    for i, s in enumerate(seq):
+        if s not in own:
+            continue
+        if i > 0 and seq[i - 1] not in own:
+            slots.add(("<", seq[i - 1]))
+        if i + 1 < len(seq) and seq[i + 1] not in own:
+            slots.add((">", seq[i + 1]))
+    return slots
+
+
+def _same_slot(a: FactView, own_a: AbstractSet[str], b: FactView, own_b: AbstractSet[str]) -> bool:
+    """Whether a name only ``a`` holds and one only ``b`` holds stand in the same place: the
+    same word before or after them ("an office in Hamburg" / "in Dresden", "Dr. Patel" / "Dr.
+    Okafor"). Names in different places of statements that share content are incidental
+    details of one fact ("confirmed by the GP" / "invite from Amara", both about Tobi's sesame
+    allergy)."""
+    return bool(_name_slots(a.text, own_a) & _name_slots(b.text, own_b))
 
 
 def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingConfig) -> float | None:

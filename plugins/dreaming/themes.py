@@ -52,14 +52,28 @@ _CURRENCIES = frozenset({"EUR", "USD", "GBP", "CHF"})
 _CAP_SEQ = re.compile(r"\b([A-ZÄÖÜ][\w'’-]*(?:\s+(?:[A-ZÄÖÜ][\w'’-]*|von|van|de|der|da))*)")
 _IDENT = re.compile(r"\b[A-Z]{2,}[-_]?\d+[\w-]*\b")
 _HASHTAG = re.compile(r"(?<!\w)#([\w-]{2,})")
+_ORDINAL = r"(?:st|nd|rd|th)?"
 _MONTH_DATE = re.compile(
-    r"\b("
+    r"\b(?P<m1>"
     + "|".join(MONTHS)
-    + r")\.?\s+\d{1,2}(?:\s*[-–]\s*\d{1,2})?\b|\b\d{1,2}\.?\s+("
+    + rf")\.?\s+(?P<d1>\d{{1,2}}){_ORDINAL}(?:\s*[-–]\s*(?P<e1>\d{{1,2}}){_ORDINAL})?\b"
+    + rf"|\b(?P<d2>\d{{1,2}}){_ORDINAL}(?:\s*[-–]\s*(?P<e2>\d{{1,2}}){_ORDINAL})?\.?\s+(?:of\s+)?(?P<m2>"
     + "|".join(MONTHS)
     + r")\b",
     re.I,
 )
+_FULL_MONTH = {m[:3]: m for m in MONTHS[:12]}
+
+
+def month_date(m: re.Match[str]) -> str:
+    """A ``_MONTH_DATE`` match in one form however written: "14 march" for "March 14", "14
+    March", "14th of March" and "Mar. 14th"; "14-16 march" for a range."""
+    month = (m.group("m1") or m.group("m2")).lower()
+    day, end = (m.group("d1"), m.group("e1")) if m.group("m1") else (m.group("d2"), m.group("e2"))
+    days = f"{int(day)}-{int(end)}" if end else str(int(day))
+    return f"{days} {_FULL_MONTH[month[:3]]}"
+
+
 _AMOUNT = re.compile(
     r"(?:[$€£]\s?\d[\d,.]*\s?[kKmMbB]?|\b(?:EUR|USD|GBP|CHF)\s?\d[\d,.]*\s?[kKmMbB]?\b|\b\d[\d,.]*\s?%"
     r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b)"
@@ -86,7 +100,7 @@ def concept_tags(text: str) -> frozenset[str]:
     for m in _HASHTAG.finditer(text):
         tags.add("#" + m.group(1).lower())
     for m in _MONTH_DATE.finditer(text):
-        tags.add(re.sub(r"\s+", " ", m.group(0).lower().replace(".", "")))
+        tags.add(month_date(m))
     for m in _AMOUNT.finditer(text):
         tags.add(re.sub(r"\s+", "", m.group(0).lower()))
     for m in _COUNTED.finditer(text):

@@ -8,7 +8,15 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from lifelong_plugins.dreaming.facts import GroupingConfig, clock_times, fact_view, group_facts, names_seen
+from lifelong_plugins.dreaming.facts import (
+    FactView,
+    GroupingConfig,
+    clock_times,
+    conflicting,
+    fact_view,
+    group_facts,
+    names_seen,
+)
 from lifelong_plugins.dreaming.memory_file import TOPICS, Item, add_items, compact, existing_keys, topic_of
 from lifelong_plugins.dreaming.run import explain, rollback_run
 from lifelong_plugins.dreaming.snippets import parse_snippets
@@ -155,6 +163,36 @@ def test_a_time_of_day_is_one_value_however_it_is_written() -> None:
     views = [fact_view(f"k{i}", t, {f"memory/d{i}.md"}, names) for i, t in enumerate(texts)]
     groups = group_facts(views)
     assert groups["k0"] == groups["k1"] == groups["k2"] != groups["k3"]
+
+
+def test_a_date_is_one_value_however_written_and_an_incidental_name_does_not_split_a_fact() -> None:
+    """ "14 March" and "the 14th of March" are one date (they were two values that each excluded
+    the other); two statements of one fact that name different people in different places are
+    one fact, while a name swapped in the same place, or names in statements that share nothing
+    else, keep two facts apart."""
+
+    def view(key: str, text: str, names: frozenset[str]) -> FactView:
+        return fact_view(key, text, {f"memory/{key}.md"}, names)
+
+    birthday = [
+        "Reminder: Chidi's birthday is 14 March, she wants the theatre voucher again.",
+        "Chidi called, already planning for her birthday on the 14th of March.",
+    ]
+    names = names_seen(birthday)
+    a, b = (view(f"b{i}", t, names) for i, t in enumerate(birthday))
+    assert {"14", "14 march"} <= a.values & b.values
+    assert not conflicting(a, b)
+    sesame = [
+        "Nursery says Tobi must not have anything with sesame. Allergy confirmed by the GP.",
+        "Birthday party invite for Tobi from Amara: told her mum no sesame at all.",
+    ]
+    names = names_seen(sesame)
+    assert not conflicting(*(view(f"s{i}", t, names) for i, t in enumerate(sesame)))
+    offices = ["Fernwood opens an office in Hamburg in May.", "Fernwood opens an office in Dresden in May."]
+    names = names_seen(offices)
+    assert conflicting(*(view(f"o{i}", t, names) for i, t in enumerate(offices)))
+    names = names_seen(SEED + OFFICE)
+    assert conflicting(view("s", SEED[0], names), view("o", OFFICE[0], names))
 
 
 def test_a_third_wording_just_under_the_bar_joins_the_group_it_shares_a_rare_word_with() -> None:

@@ -19,7 +19,10 @@ def test_concept_tags_find_names_identifiers_dates_and_amounts() -> None:
     tags = concept_tags(
         "Pitched Northwind Ventures today; Elena Brandt asked about TW-418, EUR 6,400 and April 14-16 (41%)."
     )
-    assert {"northwind ventures", "elena brandt", "tw-418", "eur6,400", "april 14-16", "41%"} <= tags
+    assert {"northwind ventures", "elena brandt", "tw-418", "eur6,400", "14-16 april", "41%"} <= tags
+    # a date is one tag however it is written
+    for written in ("14 March", "March 14", "the 14th of March", "Mar. 14th", "14th March"):
+        assert "14 march" in concept_tags(f"Chidi's birthday: {written}."), written
     assert concept_tags("Tried the new espresso machine, too bitter.") == frozenset()
     assert richness("Android release date fixed: April 28, owned by Priya.") == 1.0
     assert richness("Tried the new espresso machine, too bitter.") == 0.0
