@@ -16,7 +16,8 @@ is not a stop word, or the subject a line was written under) and either
 - without an embedder, content-word Jaccard (names and values left out) at least ``fact_jaccard``.
 
 Two statements whose values all differ ("May 12" and "May 19"), or that each name something the
-other does not (an office in Hamburg, an office in Dresden), are never one fact: that is a
+other does not in the same place (an office in Hamburg, an office in Dresden) or while sharing no
+other content word, are never one fact: that is a
 correction, which REM handles. Without a shared subject only near-identical wording joins them
 (content Jaccard >= ``fact_jaccard_unnamed``). Measured on the persona generator's paraphrases (evals/bench_dream.py
 ``--grouping``): a shared name plus cosine alone cannot tell "Coach Nora trains me Tue/Thu" from
