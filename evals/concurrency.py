@@ -134,6 +134,10 @@ def indexer(ws: Path, stop: float, tally: Tally) -> None:
         tally.check("index --force", cli(ws, "index", "--force"))
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run(seconds: int, files: int, seed: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="lifelong-concurrency-") as tmp:
         ws = build(Path(tmp), files, seed)
@@ -145,6 +149,9 @@ def run(seconds: int, files: int, seed: int) -> dict:
             text=True,
             env=ENV,
             start_new_session=True,
+            # Ctrl-C's default action even when this runs as a background job (which inherits
+            # SIGINT ignored, and so would its watcher: it would never stop)
+            preexec_fn=_default_sigint,
         )
         stop = time.monotonic() + seconds
         threads = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -36,7 +38,9 @@ def scope_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[...,
     "--force", is_flag=True, help="Re-chunk every file and rebuild all vectors (embedding cache still used)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the sync report as JSON.")
-@click.option("--watch", is_flag=True, help="Keep running and re-index when files change (Ctrl-C to stop).")
+@click.option(
+    "--watch", is_flag=True, help="Keep running and re-index when files change (Ctrl-C or SIGTERM to stop)."
+)
 def index_cmd(force: bool, as_json: bool, watch: bool) -> None:
     """Bring the index in line with the markdown files (only what changed is re-embedded)."""
     host = get_host()
@@ -105,13 +109,17 @@ def _watch(host: Any, idx: Any) -> None:
             if "/.lifelong/" not in path and (path.endswith(".md") or event.is_directory):
                 changed["flag"] = True
 
+    # SIGTERM (a service manager's stop, `kill`) ends the watch as Ctrl-C does, but never in the
+    # middle of a sync: the flag is read between them. It is also the way to stop a watcher
+    # started as a background job, which inherits SIGINT ignored.
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
     observer = Observer()
     observer.schedule(Handler(), str(host.workspace.root), recursive=True)
     observer.start()
     click.echo(f"watching {host.workspace.root} (Ctrl-C to stop)")
     try:
-        while True:
-            time.sleep(0.5)
+        while not stop.wait(0.5):
             if changed["flag"]:
                 changed["flag"] = False
                 time.sleep(0.2)  # let an editor finish its write-then-rename
@@ -121,6 +129,7 @@ def _watch(host: Any, idx: Any) -> None:
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         observer.stop()
         observer.join()
 

@@ -179,7 +179,8 @@ def test_index_watch_follows_atomic_saves(make_workspace) -> None:
         assert "1 modified" in seen
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        code = proc.wait(timeout=10)
+    assert code == 0  # SIGTERM ends the watch as Ctrl-C does, not by killing it (-15)
     store = Store(ws.index_path)
     texts = [r["text"] for r in store.query("SELECT text FROM chunks WHERE path = 'memory/2026-03-06.md'")]
     store.close()
