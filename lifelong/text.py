@@ -71,6 +71,9 @@ _UNSPACED = re.compile(
     r"\u0e01-\u0e3a\u0e40-\u0e4e\u0e81-\u0edf\u1000-\u103f\u1050-\u108f\u1780-\u17d3]+"
 )
 _ASCII_WORD = re.compile(r"[a-z]+")
+# a tag written in the text ("#health", "#kids-school"): a letter first, up to 41 characters; not
+# a heading's "##", a URL's fragment ("example.org/#faq") nor an HTML entity ("&#x27;")
+HASHTAG_RE = re.compile(r"(?<![\w#&/])#([^\W\d_][\w-]{1,40})")
 
 
 def word_marks() -> str:

@@ -112,12 +112,17 @@ def subjects_of(text: str, names: frozenset[str] | None = None) -> frozenset[str
     return frozenset(s for s, first in _capitalised(text) if not first or (names is not None and s in names))
 
 
+@lru_cache(maxsize=100_000)
+def _stems(text: str) -> tuple[str, ...]:
+    """The stems of every word of ``text`` in order (a line meets many others in grouping)."""
+    return tuple(stem(w) for w in words(text))
+
+
 def name_phrases(text: str, subjects: frozenset[str]) -> frozenset[str]:
     """Runs of adjacent subject words ("emma ree", "acm capit", "leipzig"): two lines naming the
     same two different things are about one fact."""
     phrases, run = set(), []
-    for w in words(text):
-        s = stem(w)
+    for s in _stems(text):
         if s in subjects:
             run.append(s)
             continue
@@ -260,7 +265,7 @@ def conflicting(a: FactView, b: FactView) -> bool:
 
 def _name_slots(text: str, own: AbstractSet[str]) -> set[tuple[str, str]]:
     """The words just before and just after each run of the ``own`` name stems in ``text``."""
-    seq = [stem(w) for w in words(text)]
+    seq = _stems(text)
     slots: set[tuple[str, str]] = set()
     for i, s in enumerate(seq):
         if s not in own:

@@ -27,7 +27,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from lifelong.text import content_tokens
+from lifelong.text import HASHTAG_RE, content_tokens
 from lifelong.workspace import Region, find_regions, read_region, remove_region, replace_region
 
 PROMOTED_PREFIX = "promoted-"
@@ -89,13 +89,10 @@ TOPICS: tuple[tuple[str, str, frozenset[str]], ...] = tuple(
 ) + (("other", "Other", frozenset()),)
 
 
-_TAG_RE = re.compile(r"(?<![\w#/])#([^\W\d_][\w-]*)")
-
-
 def _tagged_topic(text: str) -> str | None:
     """The topic an item's own tag names ("#health", "#work", "#kids"): the first tag that is a
     word of a topic's heading or one of its words."""
-    for tag in _TAG_RE.findall(text):
+    for tag in HASHTAG_RE.findall(text):
         stems = content_tokens(tag.replace("-", " "))
         for slug, heading, topic_words in TOPICS[:-1]:
             if stems and stems <= (content_tokens(heading) | topic_words):

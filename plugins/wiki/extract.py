@@ -15,13 +15,12 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lifelong.text import content_tokens, fold, is_stopword
+from lifelong.text import HASHTAG_RE, content_tokens, fold, is_stopword
 
 from .vault import slug
 
 _WORD = re.compile(r"[^\W\d_][\w'’&-]*")
 _SENTENCE_BREAK = re.compile(r"[.!?:;]\s*$")
-_HASHTAG = re.compile(r"(?<![\w#&])#([^\W\d_][\w-]{1,40})")
 _NOT_NAMES = frozenset(
     """january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday i""".split()
@@ -139,7 +138,7 @@ def find_concepts(
         titles.setdefault(key, heading.strip())
     tags: Counter[str] = Counter()
     for text in texts:
-        tags.update({t.lower() for t in _HASHTAG.findall(text)})
+        tags.update({t.lower() for t in HASHTAG_RE.findall(text)})
     found: dict[str, Subject] = {}
     for key, files in per_heading.items():
         if len(files) >= min_mentions:
@@ -181,7 +180,7 @@ class SubjectIndex:
                     after = text[m.start() + len(name) : m.start() + len(name) + 1]
                     if (not after or not after.isalnum()) and s.id not in found:
                         found[s.id] = (m.start(), 0, s)
-        for tag in _HASHTAG.finditer(text):
+        for tag in HASHTAG_RE.finditer(text):
             s = self.by_tag.get(tag.group(1).lower())
             if s is not None and s.id not in found:
                 found[s.id] = (tag.start(), 1, s)
