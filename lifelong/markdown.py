@@ -38,6 +38,18 @@ def normalise_newlines(text: str) -> str:
     return _NEWLINE.sub("\n", text)
 
 
+_COMMENT = re.compile(r"[ \t]*<!--.*?-->", re.S)
+
+
+def strip_comments(text: str) -> str:
+    """``text`` without its HTML comments (``<!-- ... -->``, on one line or several), as a
+    reader of the rendered markdown sees it: what search indexes, embeds, compares and shows. The
+    key and sources the suite writes after each MEMORY.md item (``<!-- key:… src:… on:… -->``)
+    are bookkeeping, not content: indexed, "key" in "network key for guests" matched every
+    promoted item. An unclosed ``<!--`` is left as it is."""
+    return _COMMENT.sub("", text) if "<!--" in text else text
+
+
 def estimate_tokens(text: str) -> int:
     """A cheap token estimate: about four characters per token (at least one per word), and one
     per character of Chinese, Japanese or Korean text, which a subword tokenizer splits finely."""

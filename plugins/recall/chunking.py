@@ -28,7 +28,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from lifelong.markdown import Block, estimate_tokens, line_groups, parse_blocks, split_lines
+from lifelong.markdown import Block, estimate_tokens, line_groups, parse_blocks, split_lines, strip_comments
 
 __all__ = ["Block", "Chunk", "Unit", "chunk_markdown", "chunk_units", "estimate_tokens", "parse_blocks"]
 
@@ -69,8 +69,10 @@ class Span:
         return " > ".join(self.heading_path)
 
     def embedding_text(self) -> str:
-        """What is embedded: the heading path gives a bare list item its context."""
-        return f"{self.heading}\n{self.text}" if self.heading_path else self.text
+        """What is embedded: the heading path gives a bare list item its context (HTML comments
+        left out, :func:`lifelong.markdown.strip_comments`)."""
+        text = strip_comments(self.text)
+        return f"{self.heading}\n{text}" if self.heading_path else text
 
     def sentence_texts(self) -> list[str]:
         """:func:`sentence_texts` of this span."""
@@ -81,6 +83,7 @@ def sentence_texts(heading: str, text: str) -> list[str]:
     """What is embedded for each sentence of a text of two sentences or more (nothing
     otherwise): the sentence under the heading path, with the speaker the first line names
     ("Melanie: Just got some new shoes, too!"), without list markers or tags."""
+    text = strip_comments(text)
     sentences = split_sentences(text)
     if len(sentences) < 2:
         return []

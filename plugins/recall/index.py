@@ -27,6 +27,7 @@ import numpy as np
 
 from lifelong.contracts import Embedder, FileChanges
 from lifelong.errors import InputError, LifelongError, LockedError
+from lifelong.markdown import strip_comments
 from lifelong.privacy import PRIVATE_CORPUS, is_private
 from lifelong.text import fts_text
 from lifelong.workspace import Workspace, daily_date, find_regions, read_text_file, split_frontmatter
@@ -785,7 +786,7 @@ class RecallIndex:
             cid = cur.lastrowid
             conn.execute(
                 "INSERT INTO chunks_fts(rowid, text, heading) VALUES (?, ?, ?)",
-                (cid, fts_text(chunk.text), fts_text(chunk.heading)),
+                (cid, fts_text(strip_comments(chunk.text)), fts_text(chunk.heading)),
             )
             to_embed.append(PendingChunk(cid, ehash, etext))
             for unit in chunk_units(chunk, units, all_lines, self.config["unit_tokens"]):

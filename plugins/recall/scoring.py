@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from lifelong.contracts import Candidate
+from lifelong.markdown import strip_comments
 from lifelong.text import CHATTER, STOPWORDS, fold, fts_text, stem, word_marks, words
 
 QUERY_STOPWORDS = STOPWORDS | CHATTER
@@ -21,8 +22,9 @@ QUERY_STOPWORDS = STOPWORDS | CHATTER
 
 @lru_cache(maxsize=100_000)
 def token_set(text: str) -> frozenset[str]:
-    """The words of ``text`` without stop words (unstemmed): what MMR compares candidates on."""
-    return frozenset(w for w in words(text) if w not in STOPWORDS)
+    """The words of ``text`` without stop words (unstemmed) nor HTML comments: what MMR compares
+    candidates on (every promoted MEMORY.md item's ``<!-- key:… src:… -->`` made them alike)."""
+    return frozenset(w for w in words(strip_comments(text)) if w not in STOPWORDS)
 
 
 def bm25_score(rank: float) -> float:
@@ -40,10 +42,11 @@ def query_terms(text: str) -> list[str]:
 
 @lru_cache(maxsize=100_000)
 def term_counts(text: str) -> tuple[dict[str, int], int]:
-    """Stem -> count in ``text``, and its length in words (cached: units recur across queries)."""
+    """Stem -> count in ``text`` (its HTML comments left out), and its length in words (cached:
+    units recur across queries)."""
     counts: dict[str, int] = {}
     n = 0
-    for w in words(text):
+    for w in words(strip_comments(text)):
         n += 1
         if w in STOPWORDS:
             continue

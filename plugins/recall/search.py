@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from lifelong.contracts import Candidate, SearchRequest
-from lifelong.markdown import estimate_tokens
+from lifelong.markdown import estimate_tokens, strip_comments
 from lifelong.privacy import corpus_predicate
 from lifelong.text import fold, is_stopword, stem, words
 
@@ -263,8 +263,9 @@ def claim_hash(text: str) -> str:
 def snippet_of(text: str, limit: int, terms: Sequence[str] = ()) -> str:
     """``text`` within ``limit`` characters: whole when it fits, else a window cut at spaces,
     starting at the text's beginning or, when ``terms`` (stems) are given and the first of them
-    found lies past the first window, centred on it (``…`` marks each cut end)."""
-    text = text.strip()
+    found lies past the first window, centred on it (``…`` marks each cut end). HTML comments
+    are left out (a MEMORY.md item's key and sources are the suite's bookkeeping)."""
+    text = strip_comments(text).strip()
     if len(text) <= limit:
         return text
     start = 0

@@ -236,3 +236,13 @@ def m011_time_lines_and_table_rows(db):  # noqa: ANN001
     (``lifelong.markdown.line_groups``), and a table is a unit per body row: re-chunk every file
     once, as ``m010`` did."""
     db.execute("UPDATE files SET sha256 = NULL")
+
+
+@migrations()
+def m012_comments_left_out(db):  # noqa: ANN001
+    """HTML comments (the key and sources after each promoted MEMORY.md item) are no longer
+    indexed, embedded or compared (``lifelong.markdown.strip_comments``): re-chunk the files
+    whose chunks hold one."""
+    db.execute(
+        "UPDATE files SET sha256 = NULL WHERE path IN (SELECT DISTINCT path FROM chunks WHERE instr(text, '<!--') > 0)"
+    )

@@ -530,3 +530,38 @@ def test_the_fences_of_a_managed_section_are_never_a_result(make_host) -> None:
     with clock.pinned(NOW):
         results = search(host, "lifelong topic other end", min_score=0)
     assert results and all("lifelong:topic-other:end" not in r.text.splitlines()[0] for r in results)
+
+
+def test_an_items_key_and_sources_are_neither_searched_nor_shown(make_host) -> None:
+    """The ``<!-- key:… src:… on:… -->`` after a promoted item is bookkeeping: indexed, the word
+    "key" in "network key for guests" made every promoted item a full keyword match (and the
+    shared words made MMR treat them as near-duplicates). An index from before upgrades."""
+    memory = (
+        "# MEMORY\n\n<!-- lifelong:topic-other:start -->\n## Other\n"
+        "- We ship Juniper to customers on July 15. <!-- key:a652a21812ea "
+        "src:memory/2026-04-01.md#L4-L4 on:2026-04-14 -->\n"
+        "- Coach Lina charges EUR 70 per session. <!-- key:c28773d9c873 src:memory/2026-04-05.md#L10-L10 -->\n"
+        "<!-- lifelong:topic-other:end -->\n"
+    )
+    daily = "# 2026-03-20\n\n- The home wifi password is now cobalt-fox-95.\n"
+    host = make_host({"MEMORY.md": memory, "memory/2026-03-20.md": daily}, **RECALL)
+    with clock.pinned(NOW):
+        results = search(host, "network key for guests", min_score=0, max_results=3)
+        shown = host.call_tool("memory_search", {"query": "Juniper customers", "min_score": 0})["results"][0]
+        assert all(r.bm25 == 0 for r in results)  # no unit holds "key" or "network" as a word
+        assert shown["snippet"] == "- We ship Juniper to customers on July 15."
+        assert (shown["path"], shown["start_line"]) == ("MEMORY.md", 5)
+        fts = host.store.query("SELECT count(*) n FROM chunks_fts WHERE chunks_fts MATCH 'key OR src'")
+        assert fts[0]["n"] == 0
+        # an index built before comments were left out re-chunks the files holding one
+        idx = service.index_for(host.ctx)
+        old = "UPDATE chunks_fts SET text = text || ' key' WHERE rowid IN (SELECT id FROM chunks WHERE path = ?)"
+        host.store.execute(old, ("MEMORY.md",))
+        host.store.conn.commit()
+        from lifelong_plugins.recall.tables import m012_comments_left_out
+
+        m012_comments_left_out(host.store.db)
+        host.store.conn.commit()
+        report = idx.sync()
+    assert report.plan.modified == ("MEMORY.md",)
+    assert host.store.query("SELECT count(*) n FROM chunks_fts WHERE chunks_fts MATCH 'key'")[0]["n"] == 0
