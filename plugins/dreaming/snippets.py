@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from lifelong.errors import InputError
-from lifelong.markdown import line_groups
+from lifelong.markdown import line_groups, strip_comments
 from lifelong.text import STOPWORDS, content_tokens, jaccard, stem, words
 from lifelong.workspace import daily_date, find_regions, split_frontmatter
 
@@ -32,7 +32,6 @@ _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s+")
 _CALLOUT_RE = re.compile(r"^\[!([\w-]+)\][+-]?\s*(.*)$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _TABLE_RULE_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
-_COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 _MARKER_RE = re.compile(r"<!--\s*(key:|lifelong:)|lifelong:promoted-|lifelong:dream-", re.I)
 _JUNK_RES = (
@@ -287,7 +286,7 @@ def parse_snippets(
             if entry is not None:
                 entry["junk"] = True
             return
-        cleaned = [(ln, _COMMENT_RE.sub("", t).strip()) for ln, t in parts]
+        cleaned = [(ln, strip_comments(t).strip()) for ln, t in parts]
         cleaned = [(ln, t) for ln, t in cleaned if t]
         if not cleaned:
             return

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lifelong.markdown import strip_comments
 from lifelong.safety import find_instructions
 from lifelong.text import CHATTER, QUESTION_WORDS, STOPWORDS, stem, tokens, words
 
@@ -46,7 +47,6 @@ IGNORED = STOPWORDS | CHATTER | QUESTION_WORDS | QUERY_FILLER
 
 _LIST_MARK = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _MONTHS = (
     "january february march april may june july august september october november december "
@@ -178,7 +178,7 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
         if m:
             heading = m.group(2)
             continue
-        body = _COMMENT.sub("", _LIST_MARK.sub("", line)).strip().rstrip("…").strip()
+        body = strip_comments(_LIST_MARK.sub("", line)).strip().rstrip("…").strip()
         if len(words(body)) < 2:
             continue
         stale = stale_hit or bool(_STALE_TEXT.search(body))

@@ -16,13 +16,12 @@ from typing import Any
 
 from lifelong.errors import LockedError
 from lifelong.journal import Journal
-from lifelong.markdown import parse_blocks, split_lines
+from lifelong.markdown import parse_blocks, split_lines, strip_comments
 from lifelong.text import fold
 from lifelong.workspace import Workspace, find_regions
 
 from .decide import Fact
 
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _POINTER = re.compile(r"\s*\(superseded by .*\)\s*$")
 _ITEM_LINE = re.compile(r"^(?P<lead>\s*(?:[-*+]|\d+[.)])\s+)(?P<body>.*?)(?P<tail>\s*<!--.*-->)?\s*$")
@@ -32,7 +31,7 @@ SKIPPED_BLOCKS = ("heading", "hr")
 def clean(text: str) -> str:
     """The statement itself: comments, list markers, strike-through marks and the gate's own
     "(superseded by …)" pointer removed, whitespace collapsed (case kept: names are capitals)."""
-    text = _COMMENT.sub("", text)
+    text = strip_comments(text)
     text = "\n".join(_MARKER.sub("", line) for line in text.splitlines())
     text = _POINTER.sub("", text.replace("~~", ""))
     return " ".join(text.split())

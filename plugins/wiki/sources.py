@@ -26,11 +26,10 @@ import re
 from dataclasses import dataclass
 
 from lifelong.errors import InputError
-from lifelong.markdown import parse_blocks, split_lines
+from lifelong.markdown import parse_blocks, split_lines, strip_comments
 from lifelong.workspace import daily_date, find_regions
 
 _ITEM_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _KEY = re.compile(r"<!--\s*key:([0-9a-f]{6,64})\b([^>]*?)\s*-->")
 _SRC = re.compile(r"\bsrc:([^\s>]+)")
 _ON = re.compile(r"\bon:(\d{4}-\d{2}-\d{2})\b")
@@ -73,7 +72,7 @@ def lines_sha256(lines: list[str], start: int, end: int) -> str:
 
 
 def clean_item(text: str) -> str:
-    text = _COMMENT.sub("", text)
+    text = strip_comments(text)
     text = _ITEM_MARKER.sub("", text, count=1)
     return re.sub(r"\s+", " ", text).strip()
 
