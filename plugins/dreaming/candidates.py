@@ -367,51 +367,44 @@ class CandidatePool:
         """Write the pool's changes, the ``meta`` entries (the recall-event watermark) and the
         hashes of the items the run wrote to MEMORY.md, in one transaction: a crash keeps all of
         them or none."""
-        conn = store.conn
-        with store.lock:
-            conn.execute("BEGIN")
-            try:
+        with store.write() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO dream_meta(key, value) VALUES (?, ?)", list((meta or {}).items())
+            )
+            conn.executemany(
+                "INSERT OR REPLACE INTO dream_items(key, sha, run_id) VALUES (?, ?, ?)",
+                [(k, h, run_id) for k, h in (item_hashes or {}).items()],
+            )
+            rows = [c.row() for c in self.candidates.values() if c.dirty or c.is_new]
+            if rows:
+                cols = list(rows[0])
                 conn.executemany(
-                    "INSERT OR REPLACE INTO dream_meta(key, value) VALUES (?, ?)", list((meta or {}).items())
+                    f"INSERT OR REPLACE INTO dream_candidates({', '.join(cols)}) "
+                    f"VALUES ({', '.join('?' * len(cols))})",
+                    [tuple(r[c] for c in cols) for r in rows],
                 )
-                conn.executemany(
-                    "INSERT OR REPLACE INTO dream_items(key, sha, run_id) VALUES (?, ?, ?)",
-                    [(k, h, run_id) for k, h in (item_hashes or {}).items()],
-                )
-                rows = [c.row() for c in self.candidates.values() if c.dirty or c.is_new]
-                if rows:
-                    cols = list(rows[0])
-                    conn.executemany(
-                        f"INSERT OR REPLACE INTO dream_candidates({', '.join(cols)}) "
-                        f"VALUES ({', '.join('?' * len(cols))})",
-                        [tuple(r[c] for c in cols) for r in rows],
-                    )
-                occs = [self.occurrences[k] for k in self.new_occurrences if k in self.occurrences]
-                conn.executemany(
-                    "INSERT OR REPLACE INTO dream_occurrences(snippet_key, path, key, start_line, end_line, day, text)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(o.snippet_key, o.path, o.key, o.start_line, o.end_line, o.day, o.text) for o in occs],
-                )
-                conn.executemany(
-                    "INSERT OR IGNORE INTO dream_signals(event_id, key, ts, day, query_hash, score, source, overlap)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (s.event_id, s.key, s.ts, s.day, s.query_hash, s.score, s.source, s.overlap)
-                        for s in self.new_signals.values()
-                    ],
-                )
-                base = conn.execute(
-                    "SELECT coalesce(max(seq), -1) + 1 FROM dream_status_log WHERE run_id = ?", (run_id,)
-                ).fetchone()[0]
-                conn.executemany(
-                    "INSERT INTO dream_status_log(run_id, seq, key, old_status, old_status_run, old_status_reason,"
-                    " new_status) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(run_id, base + i, *change) for i, change in enumerate(self.status_changes)],
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            occs = [self.occurrences[k] for k in self.new_occurrences if k in self.occurrences]
+            conn.executemany(
+                "INSERT OR REPLACE INTO dream_occurrences(snippet_key, path, key, start_line, end_line, day, text)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(o.snippet_key, o.path, o.key, o.start_line, o.end_line, o.day, o.text) for o in occs],
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO dream_signals(event_id, key, ts, day, query_hash, score, source, overlap)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (s.event_id, s.key, s.ts, s.day, s.query_hash, s.score, s.source, s.overlap)
+                    for s in self.new_signals.values()
+                ],
+            )
+            base = conn.execute(
+                "SELECT coalesce(max(seq), -1) + 1 FROM dream_status_log WHERE run_id = ?", (run_id,)
+            ).fetchone()[0]
+            conn.executemany(
+                "INSERT INTO dream_status_log(run_id, seq, key, old_status, old_status_run, old_status_reason,"
+                " new_status) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(run_id, base + i, *change) for i, change in enumerate(self.status_changes)],
+            )
 
     # changes ----------------------------------------------------------------------------------
     def set_status(self, key: str, status: str, run_id: str, reason: str | None = None) -> None:
