@@ -71,6 +71,21 @@ _UNSPACED = re.compile(
     r"\u0e01-\u0e3a\u0e40-\u0e4e\u0e81-\u0edf\u1000-\u103f\u1050-\u108f\u1780-\u17d3]+"
 )
 _ASCII_WORD = re.compile(r"[a-z]+")
+# abbreviations common in notes, matched as the words they stand for on both sides: "where does
+# the dog see a doctor" finds "vet: Dr. Nunes", "appointment" finds "dentist appt" (only
+# unambiguous ones: "St." is a street or a saint)
+ABBREVIATIONS = {"dr": "doctor", "appt": "appointment", "appts": "appointments", "bday": "birthday"}
+_ABBREVIATION_RE = re.compile(r"\b(dr|appts?|bday)\b\.?", re.I)
+# a title before a name ("Dr. Okafor", "Ms Reyes")
+_TITLE_RE = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Prof|St)\b\.?\s+(?=[A-Z])")
+
+
+def without_titles(text: str) -> str:
+    """``text`` without the titles before names: "Dr." says who someone is, not what a line is
+    about ("Dr. Okafor: is my family doctor" names the doctor once, not twice)."""
+    return _TITLE_RE.sub("", text)
+
+
 # a tag written in the text ("#health", "#kids-school"): a letter first, up to 41 characters; not
 # a heading's "##", a URL's fragment ("example.org/#faq") nor an HTML entity ("&#x27;")
 HASHTAG_RE = re.compile(r"(?<![\w#&/])#([^\W\d_][\w-]{1,40})")
@@ -93,8 +108,11 @@ def fts_text(text: str) -> str:
     and queries): NFKC-normalised (a decomposed ``München`` is the composed one), each run of a
     script written without spaces (Chinese, Japanese kana, Thai...) replaced by its overlapping
     character bigrams, space-separated (what :func:`words` makes of it), so a word inside a
-    run matches without a segmenter."""
-    text = unicodedata.normalize("NFKC", text)
+    run matches without a segmenter. An abbreviation of :data:`ABBREVIATIONS` is its word
+    ("Dr. Nunes": "doctor Nunes")."""
+    text = _ABBREVIATION_RE.sub(
+        lambda m: ABBREVIATIONS[m.group(1).lower()], unicodedata.normalize("NFKC", text)
+    )
     return _UNSPACED.sub(lambda m: " " + " ".join(_bigrams(m.group(0))) + " ", text)
 
 
@@ -160,7 +178,9 @@ _english = snowballstemmer.stemmer("english")
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """The Snowball English stem of an ASCII word of four letters or more; other words as they
-    are (names and identifiers with digits are not stemmed)."""
+    are (names and identifiers with digits are not stemmed). An abbreviation of
+    :data:`ABBREVIATIONS` stems as its word ("dr": "doctor")."""
+    word = ABBREVIATIONS.get(word, word)
     if len(word) < 4 or not _ASCII_WORD.fullmatch(word):
         return word
     return _english.stemWord(word)

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from lifelong.text import CHATTER, STOPWORDS, content_tokens, jaccard, stem, words
+from lifelong.text import CHATTER, STOPWORDS, content_tokens, jaccard, stem, without_titles, words
 
 from .themes import MONTHS, WEEKDAYS, concept_tags
 
@@ -146,12 +146,25 @@ _CLOCK = re.compile(
     r"|\b(?P<H>[01]?\d|2[0-3]):(?P<M>[0-5]\d)\b(?![.:]\d)",
     re.I,
 )
+# an hour after "at" with no part of the day, ending a clause or before "on", "every"... ("every
+# Saturday at nine.", "at 7 on Fridays"; not "at one point", "at 3 flats"): the morning's or the
+# evening's, so it is the same time as "9am" or as "9 pm"
+_BARE_HOUR = re.compile(
+    r"\bat (?P<h>1[0-2]|[1-9]|" + "|".join(_HOUR_WORDS) + r")"
+    r"(?=\s*(?:$|[.,;!?)]|[—–-]\s|(?:sharp|on|every|each|tonight|today|tomorrow|and)\b))",
+    re.I,
+)
 
 
 def clock_times(text: str) -> frozenset[str]:
     """Times of day however written, as 24-hour "HH:MM": "18:00", "6 pm", "6:30pm", "six in the
-    evening", "noon"; "9.15" only with a part of the day ("9.15 am"): 12.50 is more often money."""
+    evening", "noon"; "9.15" only with a part of the day ("9.15 am"): 12.50 is more often money.
+    An hour after "at" with no part of the day ("at nine") is both readings, 09:00 and 21:00."""
     out = set()
+    for m in _BARE_HOUR.finditer(text):
+        h = m.group("h").lower()
+        hour = int(h) if h.isdigit() else _HOUR_WORDS[h]
+        out.update({f"{hour % 12:02d}:00", f"{hour % 12 + 12:02d}:00"})
     for m in _CLOCK.finditer(text):
         if m.group("noon"):
             out.add("00:00" if m.group("noon").lower() == "midnight" else "12:00")
@@ -185,7 +198,9 @@ def values_of(text: str) -> frozenset[str]:
 def fact_view(key: str, text: str, paths: Iterable[str], names: frozenset[str] | None = None) -> FactView:
     subjects = subjects_of(text, names)
     values = values_of(text)
-    rest = _content_tokens(text) - subjects - values - _TITLES
+    # a title before a name is no content word (search reads "Dr." as "doctor"; "my family doctor"
+    # is content, the title is not)
+    rest = _content_tokens(without_titles(text)) - subjects - values - _TITLES
     strong = _strong_values(values)
     return FactView(
         key,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from lifelong.errors import InputError
 from lifelong.markdown import line_groups, strip_comments
-from lifelong.text import STOPWORDS, content_tokens, jaccard, stem, words
+from lifelong.text import STOPWORDS, content_tokens, jaccard, stem, without_titles, words
 from lifelong.workspace import daily_date, find_regions, split_frontmatter
 
 __all__ = ["STOPWORDS", "content_tokens", "jaccard", "stem", "words"]  # re-exported for REM and deep
@@ -157,7 +157,7 @@ def with_context(context: str, text: str) -> str:
     if not context:
         return text
     own = content_tokens(text)
-    ctx_tokens = content_tokens(context)
+    ctx_tokens = content_tokens(without_titles(context))  # "Dr. Yilmaz" is not named by "doctor"
     if not ctx_tokens or ctx_tokens & own:
         return text  # the line already names (part of) its subject
     return f"{context}: {text}"

@@ -246,3 +246,14 @@ def m012_comments_left_out(db):  # noqa: ANN001
     db.execute(
         "UPDATE files SET sha256 = NULL WHERE path IN (SELECT DISTINCT path FROM chunks WHERE instr(text, '<!--') > 0)"
     )
+
+
+@migrations()
+def m013_abbreviations(db):  # noqa: ANN001
+    """An abbreviation of ``lifelong.text.ABBREVIATIONS`` ("Dr.", "appt", "bday") is indexed and
+    matched as its word ("doctor"): re-chunk the files whose chunks hold one (their full-text rows
+    and units' stems change; embeddings come from the cache)."""
+    db.execute(
+        "UPDATE files SET sha256 = NULL WHERE path IN (SELECT DISTINCT c.path FROM chunks_fts f"
+        " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH 'dr OR appt OR appts OR bday')"
+    )

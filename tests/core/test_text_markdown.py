@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lifelong.markdown import estimate_tokens, line_groups, parse_blocks, split_lines
-from lifelong.text import CHATTER, STOPWORDS, content_tokens, fold, jaccard, stem, tokens, words
+from lifelong.text import CHATTER, STOPWORDS, content_tokens, fold, fts_text, jaccard, stem, tokens, words
 
 
 def test_words_keep_identifiers_and_split_glued_letters() -> None:
@@ -36,6 +36,18 @@ def test_stemming_and_stopwords() -> None:
     assert stem("tw-418") == "tw-418" and stem("ios") == "ios"  # short words and identifiers kept
     assert "the" in STOPWORDS and "remember" in CHATTER
     assert content_tokens("Do you remember what we booked for the offsite?") == {"book", "offsit"}
+
+
+def test_an_abbreviation_is_matched_as_its_word_on_both_sides() -> None:
+    """ "Dr. Nunes" is found by "doctor", "dentist appt" by "appointment": in the stems every
+    lexical score compares and in the text the full-text index holds (documents and queries)."""
+    assert stem("dr") == stem("doctor") == "doctor" and stem("appt") == stem("appointment")
+    assert stem("bday") == "birthday" and stem("drive") == "drive"
+    assert content_tokens("vet: Dr. Nunes") >= {"doctor"}
+    assert (
+        fts_text("Vet: Dr. Nunes; dentist APPT, Bday") == "Vet: doctor Nunes; dentist appointment, birthday"
+    )
+    assert fts_text("dry drive, address") == "dry drive, address"
 
 
 def test_jaccard_of_empty_sets_is_zero() -> None:

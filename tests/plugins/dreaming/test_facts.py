@@ -153,6 +153,20 @@ def test_a_time_of_day_is_one_value_however_it_is_written() -> None:
     assert clock_times("at 18:00, or 6 pm, or six in the evening, or 6.30pm") == {"18:00", "18:30"}
     assert clock_times("standup at 9:15; lunch at noon; 12 am") == {"09:15", "12:00", "00:00"}
     assert clock_times("paid 12.50 euros for version 1.25; score 3:1; on 12.05.2026") == frozenset()
+    # an hour after "at" with no part of the day is the morning's or the evening's, where it ends
+    # the clause or comes before "on", "every"...; not "at one point" or "at 3 flats"
+    assert clock_times("every Saturday at nine.") == {"09:00", "21:00"}
+    assert clock_times("dinner at 8 on Friday") == {"08:00", "20:00"}
+    assert clock_times("at one point we looked at 3 flats") == frozenset()
+    swim = [
+        "Noor starts swimming lessons: Saturdays 9am at De Wetering pool.",
+        "Pool with Noor — her lesson at De Wetering is every Saturday at nine.",
+        "Standup moved to 9:15 every Saturday at De Wetering pool with Noor.",
+    ]
+    names = names_seen(swim)
+    lesson, nine, standup = (fact_view(f"s{i}", t, {f"memory/s{i}.md"}, names) for i, t in enumerate(swim))
+    assert not conflicting(lesson, nine)  # "at nine" was no value: two words swapped made two facts
+    assert conflicting(nine, standup)  # 9:15 is neither reading of "at nine"
     texts = [
         "Coach Lina trains me on Tuesdays and Thursdays at 18:00.",
         "Sessions with Lina: Tue and Thu, six in the evening.",
@@ -318,7 +332,7 @@ def test_subject_context_kept_for_nested_items_and_headed_sections() -> None:
     text = (
         "# 2026-04-02\n\n## Notes\n- Emma Rees\n  - prefers short messages after work\n"
         "- Fernwood:\n  - hiring two engineers\n\n### Coach Nora\n- charges EUR 55 per session.\n"
-        "\n## Work\n- Standup at 9:30 in room 4.\n"
+        "\n## Work\n- Standup at 9:30 in room 4.\n- Dr. Yilmaz\n  - is my family doctor, at the Torstraße practice.\n"
     )
     got = [(s.start_line, s.text) for s in parse_snippets(text, "memory/2026-04-02.md")]
     assert got == [
@@ -326,6 +340,8 @@ def test_subject_context_kept_for_nested_items_and_headed_sections() -> None:
         (7, "Fernwood: hiring two engineers"),
         (10, "Coach Nora: charges EUR 55 per session."),
         (13, "Standup at 9:30 in room 4."),
+        # "doctor" does not name "Dr. Yilmaz" (search reads the title as the word)
+        (15, "Dr. Yilmaz: is my family doctor, at the Torstraße practice."),
     ]
 
 

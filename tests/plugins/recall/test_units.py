@@ -565,3 +565,36 @@ def test_an_items_key_and_sources_are_neither_searched_nor_shown(make_host) -> N
         report = idx.sync()
     assert report.plan.modified == ("MEMORY.md",)
     assert host.store.query("SELECT count(*) n FROM chunks_fts WHERE chunks_fts MATCH 'key'")[0]["n"] == 0
+
+
+def test_an_abbreviation_in_a_note_is_found_by_its_word(make_host) -> None:
+    """ "where does the dog see a doctor" holds no word of "vet: Dr. Nunes" as written; read as
+    "doctor" on both sides, the note is a keyword match (the FTS leg finds it, its unit scores
+    it), and so is "Dr. Nunes" asked the other way round. An index from before re-chunks the
+    files holding an abbreviation once (migration m013)."""
+    daily = (
+        "# 2026-03-20\n\n## Bolacha\n- vet: Dr. Nunes, Clínica Estrela (Rua de Cedofeita)\n"
+        "- eats Royal Canin Mini, two cups a day\n\n## Other\n- Beach walk, she rolled in seaweed.\n"
+    )
+    host = make_host({"memory/2026-03-20.md": daily}, **RECALL)
+    with clock.pinned(NOW):
+        found = search(host, "where does the dog see a doctor", min_score=0, max_results=3)
+        assert found[0].start_line == 4 and found[0].bm25 > 0
+        back = host.call_tool("memory_search", {"query": "which doctor is Nunes", "min_score": 0})["results"]
+        assert back[0]["start_line"] == 4
+        fts = "SELECT count(*) n FROM chunks_fts WHERE chunks_fts MATCH ?"
+        assert host.store.query(fts, ("doctor",))[0]["n"] == 1 and host.store.query(fts, ("dr",))[0]["n"] == 0
+        # what an index from before held: "Dr." as written
+        host.store.execute(
+            "UPDATE chunks_fts SET text = replace(text, 'doctor', 'Dr.')"
+            " WHERE rowid IN (SELECT id FROM chunks WHERE path = ?)",
+            ("memory/2026-03-20.md",),
+        )
+        host.store.conn.commit()
+        from lifelong_plugins.recall.tables import m013_abbreviations
+
+        m013_abbreviations(host.store.db)
+        host.store.conn.commit()
+        report = service.index_for(host.ctx).sync()
+    assert report.plan.modified == ("memory/2026-03-20.md",)
+    assert host.store.query(fts, ("doctor",))[0]["n"] == 1
