@@ -51,7 +51,9 @@ from .snippets import Snippet, carries_marker, is_report_junk, words
 from .themes import concept_tags, richness
 
 DAY_S = 86400.0
-DAY_BOUND = re.compile(r"\b(today|tonight|this (morning|afternoon|evening)|tomorrow|yesterday)\b", re.I)
+DAY_BOUND = re.compile(
+    r"\b(today|tonight|tonite|this (morning|afternoon|evening)|tomorrow|tmrw|yesterday|yday)\b", re.I
+)
 
 
 class Recall(NamedTuple):

@@ -5,6 +5,7 @@ recurrence alone, MEMORY.md is organised by topic and old per-night blocks keep 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 from click.testing import CliRunner
@@ -535,3 +536,29 @@ def test_a_merged_sentence_that_drops_an_amount_is_refused(dream_host) -> None:
     host = _recalled_seed_month(dream_host, {"llm": {"model": "openai/gpt-4o-mini"}})
     run = dream(host, at("2026-04-10"), llm_kwargs={"mock_response": "Fernwood raised a seed round."})
     assert run.promoted[0]["statement"] == "member" and run.promoted[0]["text"] in SEED
+
+
+def test_a_note_about_its_own_day_collects_no_later_recalls_however_the_day_is_written(dream_host) -> None:
+    """ "comes tmrw" is about the day after it was written, as "comes tomorrow" is: looking it up
+    on later days is no evidence that it lasts. The same note without the day collects them."""
+
+    def recalls(line: str) -> int:
+        files = {"MEMORY.md": MEMORY} | {f"memory/{d}.md": daily(d, line) for d in DAYS}
+        host = dream_host(files)
+        for i, day in enumerate(DAYS):
+            later = (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()
+            record_event(
+                host,
+                f"memory/{day}.md",
+                4,
+                4,
+                ["plumber visit", "when is Novak here", "Novak"][i],
+                at(later, 18),
+            )
+        run = dream(host, at("2026-04-12"))
+        found = [s for s in run.reports["deep"]["near_misses"] + run.promoted if "Novak" in s["text"]]
+        return found[0]["recalls"]
+
+    assert recalls("Plumber Novak comes tmrw between 14:00 and 16:00.") == 0
+    assert recalls("Plumber Novak comes tomorrow between 14:00 and 16:00.") == 0
+    assert recalls("Plumber Novak comes on Tuesdays between 14:00 and 16:00.") == 3
