@@ -38,7 +38,7 @@ def normalise_newlines(text: str) -> str:
     return _NEWLINE.sub("\n", text)
 
 
-_COMMENT = re.compile(r"[ \t]*<!--.*?-->", re.S)
+_COMMENT = re.compile(r"(`[^`\n]*`)|[ \t]*<!--.*?-->", re.S)  # a code span is kept whole
 
 
 def strip_comments(text: str) -> str:
@@ -46,8 +46,9 @@ def strip_comments(text: str) -> str:
     reader of the rendered markdown sees it: what search indexes, embeds, compares and shows. The
     key and sources the suite writes after each MEMORY.md item (``<!-- key:… src:… on:… -->``)
     are bookkeeping, not content: indexed, "key" in "network key for guests" matched every
-    promoted item. An unclosed ``<!--`` is left as it is."""
-    return _COMMENT.sub("", text) if "<!--" in text else text
+    promoted item. An unclosed ``<!--`` is left as it is, and so is one inside a code span
+    (`` `<!-- lifelong:… -->` `` is text a reader sees)."""
+    return _COMMENT.sub(lambda m: m.group(1) or "", text) if "<!--" in text else text
 
 
 def estimate_tokens(text: str) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lifelong.markdown import estimate_tokens, line_groups, parse_blocks, split_lines
+from lifelong.markdown import estimate_tokens, line_groups, parse_blocks, split_lines, strip_comments
 from lifelong.text import CHATTER, STOPWORDS, content_tokens, fold, fts_text, jaccard, stem, tokens, words
 
 
@@ -48,6 +48,20 @@ def test_an_abbreviation_is_matched_as_its_word_on_both_sides() -> None:
         fts_text("Vet: Dr. Nunes; dentist APPT, Bday") == "Vet: doctor Nunes; dentist appointment, birthday"
     )
     assert fts_text("dry drive, address") == "dry drive, address"
+
+
+def test_comments_are_left_out_as_a_reader_of_the_rendered_note_sees_it() -> None:
+    assert (
+        strip_comments("- We ship on July 15. <!-- key:a652 src:memory/x.md#L4-L4 -->")
+        == "- We ship on July 15."
+    )
+    assert strip_comments("a <!-- one\ntwo --> b") == "a b"
+    # a comment inside a code span is text the reader sees; an unclosed one is left as it is
+    assert (
+        strip_comments("writes inside `<!-- lifelong:... -->` sections")
+        == "writes inside `<!-- lifelong:... -->` sections"
+    )
+    assert strip_comments("a <!-- never closed") == "a <!-- never closed"
 
 
 def test_jaccard_of_empty_sets_is_zero() -> None:
