@@ -185,13 +185,36 @@ def clock_times(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# a number written in groups ("0113 496 0000", "0113-496-0000", "+49 30 1234567"): seven digits
+# or more, a phone or account number however it is spaced
+_DIGIT_GROUPS = re.compile(r"(?<![\w.,:/-])\+?\d{2,6}(?:[ .-]\d{2,6}){1,5}(?![\w-]|[.,:/]\d)")
+
+
+# an amount with thousands separators ("1,250", "€1.250", "1,250,000"): also its plain digits
+_THOUSANDS = re.compile(r"^[€$£]?(\d{1,3}(?:[.,]\d{3})+)$")
+
+
+def _digit_runs(text: str) -> set[str]:
+    """The digits of each number written in groups, joined ("01134960000"); not a date."""
+    out = set()
+    for m in _DIGIT_GROUPS.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if len(digits) >= 7 and not _NUMERIC_DATE.fullmatch(m.group(0)):
+            out.add(digits)
+    return out
+
+
 @lru_cache(maxsize=100_000)
 def values_of(text: str) -> frozenset[str]:
     """Tokens with a digit (dates, amounts, times, counts; "14th" as "14"), dates spelled with a
     month in one form ("14 march", see ``themes.month_date``), and every time of day in one form
-    ("6 pm", "six in the evening" and "18:00" all give "18:00")."""
+    ("6 pm", "six in the evening" and "18:00" all give "18:00"), and a number written in groups
+    as its digits too ("0113 496 0000" and "0113-496-0000" both give "01134960000"), as is an
+    amount with thousands separators ("1,250" and "€1.250" give "1250", as "1250" does)."""
     vals = {_ORDINAL.sub(r"\1", w) for w in words(text) if any(ch.isdigit() for ch in w)}
+    vals |= _digit_runs(text)
     vals |= {t for t in concept_tags(text) if any(ch.isdigit() for ch in t)}
+    vals |= {re.sub(r"\D", "", m.group(1)) for v in vals if (m := _THOUSANDS.match(v))}
     return frozenset(vals | clock_times(text))
 
 

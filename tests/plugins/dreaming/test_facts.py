@@ -17,6 +17,7 @@ from lifelong_plugins.dreaming.facts import (
     fact_view,
     group_facts,
     names_seen,
+    values_of,
 )
 from lifelong_plugins.dreaming.memory_file import TOPICS, Item, add_items, compact, existing_keys, topic_of
 from lifelong_plugins.dreaming.run import explain, rollback_run
@@ -178,6 +179,25 @@ def test_a_time_of_day_is_one_value_however_it_is_written() -> None:
     views = [fact_view(f"k{i}", t, {f"memory/d{i}.md"}, names) for i, t in enumerate(texts)]
     groups = group_facts(views)
     assert groups["k0"] == groups["k1"] == groups["k2"] != groups["k3"]
+
+
+def test_a_number_is_one_value_however_it_is_grouped() -> None:
+    """ "0113 496 0000" and "0113-496-0000" are one phone number (their digit groups were values
+    that each excluded the other: two facts); another number, or two ISO dates sharing a year,
+    still differ."""
+    phone = ["Kasia's number is 0113 496 0000.", "Call Kasia on 0113-496-0000 if the van is late."]
+    other = "Call Kasia on 0113-496-0001 if the van is late."
+    names = names_seen([*phone, other])
+    a, b, c = (fact_view(f"p{i}", t, {f"memory/p{i}.md"}, names) for i, t in enumerate([*phone, other]))
+    assert "01134960000" in a.values & b.values and not conflicting(a, b)
+    assert conflicting(b, c)
+    assert values_of("Launch on 2026-05-12.") == {"2026-05-12"}  # a date is not a number in groups
+    # an amount with thousands separators is its plain digits too (written-2 kept "1,250 €" and
+    # "the 1250 euros" of one rent apart); a price with cents is not
+    rent = ["Rent for the flat: 1,250 € a month by bank transfer.", "Paid the 1250 euros for the flat."]
+    r1, r2 = (fact_view(f"r{i}", t, {f"memory/r{i}.md"}) for i, t in enumerate(rent))
+    assert "1250" in r1.values & r2.values and not conflicting(r1, r2)
+    assert values_of("Miete €1.250") >= {"1250"} and values_of("costs 12.50 euros") == {"12.50"}
 
 
 def test_a_date_is_one_value_however_written_and_an_incidental_name_does_not_split_a_fact() -> None:
