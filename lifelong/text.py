@@ -75,9 +75,12 @@ _ASCII_WORD = re.compile(r"[a-z]+")
 # the dog see a doctor" finds "vet: Dr. Nunes", "appointment" finds "dentist appt" (only
 # unambiguous ones: "St." is a street or a saint)
 ABBREVIATIONS = {"dr": "doctor", "appt": "appointment", "appts": "appointments", "bday": "birthday"}
-_ABBREVIATION_RE = re.compile(r"\b(dr|appts?|bday)\b\.?", re.I)
-# a title before a name ("Dr. Okafor", "Ms Reyes")
-_TITLE_RE = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Prof|St)\b\.?\s+(?=[A-Z])")
+_ABBREVIATION_RE = re.compile(
+    r"\b(" + "|".join(sorted(ABBREVIATIONS, key=len, reverse=True)) + r")\b\.?", re.I
+)
+# titles written before a name ("Dr. Okafor", "Ms Reyes")
+TITLES = ("Dr", "Mr", "Mrs", "Ms", "Prof", "St")
+_TITLE_RE = re.compile(r"\b(?:" + "|".join(TITLES) + r")\b\.?\s+(?=[A-Z])")
 
 
 def without_titles(text: str) -> str:

@@ -46,11 +46,11 @@ from typing import Any
 
 import numpy as np
 
-from lifelong.text import CHATTER, STOPWORDS, content_tokens, jaccard, stem, without_titles, words
+from lifelong.text import CHATTER, STOPWORDS, TITLES, content_tokens, jaccard, stem, without_titles, words
 
 from .themes import MONTHS, WEEKDAYS, concept_tags
 
-_TITLES = frozenset("dr mr mrs ms prof st".split())  # "Dr." says nothing about which fact
+_TITLES = frozenset(t.lower() for t in TITLES)  # "Dr." says nothing about which fact
 _content_tokens = lru_cache(maxsize=100_000)(content_tokens)  # a line's words, once per text
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")  # "14th" is the 14 of "14 March"
@@ -190,10 +190,6 @@ def clock_times(text: str) -> frozenset[str]:
 _DIGIT_GROUPS = re.compile(r"(?<![\w.,:/-])\+?\d{2,6}(?:[ .-]\d{2,6}){1,5}(?![\w-]|[.,:/]\d)")
 
 
-# an amount with thousands separators ("1,250", "€1.250", "1,250,000"): also its plain digits
-_THOUSANDS = re.compile(r"^[€$£]?(\d{1,3}(?:[.,]\d{3})+)$")
-
-
 def _digit_runs(text: str) -> set[str]:
     """The digits of each number written in groups, joined ("01134960000"); not a date."""
     out = set()
@@ -202,6 +198,10 @@ def _digit_runs(text: str) -> set[str]:
         if len(digits) >= 7 and not _NUMERIC_DATE.fullmatch(m.group(0)):
             out.add(digits)
     return out
+
+
+# an amount with thousands separators ("1,250", "€1.250", "1,250,000"): also its plain digits
+_THOUSANDS = re.compile(r"^[€$£]?(\d{1,3}(?:[.,]\d{3})+)$")
 
 
 @lru_cache(maxsize=100_000)
