@@ -2,7 +2,8 @@
 new user would: ``lifelong init``, each day's note written in the evening, one ``lifelong search
 --now`` per query, one ``lifelong dream --now`` each night at 03:00.
 
-    python -m evals.written_month [evals/months/written-1.yaml ...] [--json] [--verbose]
+    python -m evals.written_month [evals/months/written-1.yaml ...] [--json] [--verbose] [--keep DIR]
+        [--dreaming KEY=VALUE ...]
 
 The persona months of ``evals/bench_dream.py`` come from one generator, whose templates the
 nightly job was tuned against. A hand-written month has its own people, formats (prose, headings,
@@ -109,12 +110,19 @@ def stale_kept(month: dict[str, Any], memory: str) -> list[str]:
     return out
 
 
-def run_month(path: Path, root: Path, echo: Any = None) -> dict[str, Any]:
+def run_month(
+    path: Path, root: Path, echo: Any = None, dreaming: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One month through the CLI in a fresh workspace at ``root``; ``dreaming`` overrides settings
+    of the dreaming plugin (``plugins.dreaming`` in lifelong.yaml)."""
     month = yaml.safe_load(path.read_text("utf-8"))
     runner = CliRunner()
     _lifelong(runner, root, "init", str(root))
     config = root / "lifelong.yaml"
-    config.write_text(config.read_text("utf-8").replace("Etc/UTC", TIMEZONE), "utf-8")
+    text = config.read_text("utf-8").replace("Etc/UTC", TIMEZONE)
+    if dreaming:
+        text += yaml.safe_dump({"plugins": {"dreaming": dreaming}}, sort_keys=True)
+    config.write_text(text, "utf-8")
     human = month["memory"]
     (root / "MEMORY.md").write_text(human, "utf-8")
     start: dt.date = month["start"]
@@ -171,16 +179,29 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--keep", type=Path, default=None, help="Leave each month's workspace under this directory."
     )
+    ap.add_argument(
+        "--dreaming",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Set a dreaming setting for every month (VALUE read as YAML), e.g. --dreaming min_score=0.75.",
+    )
     args = ap.parse_args(argv)
+    overrides = {}
+    for item in args.dreaming:
+        key, sep, value = item.partition("=")
+        if not sep:
+            ap.error(f"--dreaming {item!r}: expected KEY=VALUE")
+        overrides[key.strip()] = yaml.safe_load(value)
     paths = args.months or sorted(MONTHS.glob("*.yaml"))
     results = []
     for path in paths:
         echo = print if args.verbose else None
         if args.keep:
-            f = run_month(path, args.keep / path.stem, echo=echo)
+            f = run_month(path, args.keep / path.stem, echo=echo, dreaming=overrides)
         else:
             with tempfile.TemporaryDirectory(prefix="written-month-") as tmp:
-                f = run_month(path, Path(tmp) / "ws", echo=echo)
+                f = run_month(path, Path(tmp) / "ws", echo=echo, dreaming=overrides)
         results.append(f)
         if not args.json:
             print(report(f), flush=True)

@@ -239,3 +239,45 @@ def is_small_talk(text: str, *, max_words: int = 8) -> bool:
     if not found:
         return True
     return len(found) <= max_words and all(w in SMALL_TALK for w in found)
+
+
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen".split()
+    )
+}
+_TENS = {
+    w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())
+}
+_SCALES = {"hundred": 100, "thousand": 1000}
+_NUMBER_WORD = "|".join([*_TENS, *_UNITS, *_SCALES])
+_SPELLED = re.compile(rf"\b(?:{_NUMBER_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*\b", re.I)
+
+
+def spelled_numbers(text: str) -> list[int]:
+    """The numbers ``text`` writes out in English words from thirteen up ("sixty-eight" 68, "one
+    hundred and twenty" 120, "two thousand five hundred" 2500), pure. One to twelve are left out:
+    alone they are as often words ("one of them", "the two of us") as amounts, and times of day
+    have their own reading."""
+    out = []
+    for m in _SPELLED.finditer(text):
+        parts = [p for p in re.split(r"[\s-]+", m.group(0).lower()) if p != "and"]
+        total = current = 0
+        valid = True
+        for p in parts:
+            if p in _SCALES:
+                current = max(current, 1) * _SCALES[p]
+                if _SCALES[p] >= 1000:
+                    total, current = total + current, 0
+            elif p in _TENS:
+                valid = valid and current % 100 == 0  # "twenty sixty" is two numbers, not one
+                current += _TENS[p]
+            else:
+                valid = valid and current % 10 == 0 and (current % 100 == 0 or _UNITS[p] < 10)
+                current += _UNITS[p]
+        value = total + current
+        if valid and (value >= 13 or len(parts) > 1 and any(p in _TENS or p in _SCALES for p in parts)):
+            out.append(value)
+    return out

@@ -46,7 +46,17 @@ from typing import Any
 
 import numpy as np
 
-from lifelong.text import CHATTER, STOPWORDS, TITLES, content_tokens, jaccard, stem, without_titles, words
+from lifelong.text import (
+    CHATTER,
+    STOPWORDS,
+    TITLES,
+    content_tokens,
+    jaccard,
+    spelled_numbers,
+    stem,
+    without_titles,
+    words,
+)
 
 from .themes import MONTHS, WEEKDAYS, concept_tags
 
@@ -204,15 +214,46 @@ def _digit_runs(text: str) -> set[str]:
 _THOUSANDS = re.compile(r"^[€$£]?(\d{1,3}(?:[.,]\d{3})+)$")
 
 
+# "2026-03-14"; "14/3" or "14/3/26"; "14.3." or "14.3.2026" (not "9.15", a time, nor "12.50")
+_DAY_MONTH = re.compile(
+    r"(?<![\d./-])(?:(\d{4})-(\d{1,2})-(\d{1,2})|(\d{1,2})(?:/(\d{1,2})(?:/\d{2}(?:\d{2})?)?"
+    r"|\.(\d{1,2})\.(?:\d{4}|\d{2})?))(?![\d/-]|\.\d)"
+)
+_MONTH_NAMES = tuple(
+    "january february march april may june july august september october november december".split()
+)
+
+
+def _numeric_dates(text: str) -> set[str]:
+    """Dates written in digits in the form a month name gives ("14 march"): "2026-03-14", and
+    "14/3", "14.03." or "14.3.2026" read day first; a day and month that can only be read one
+    way round ("3/14") are read that way, and two numbers that can both be either give both
+    readings ("3/4": 3 April and 4 March), so "19/11" is the same date as "19 November"."""
+    out: set[str] = set()
+    for m in _DAY_MONTH.finditer(text):
+        if m.group(1):
+            pairs = [(int(m.group(3)), int(m.group(2)))]
+        else:
+            a, b = int(m.group(4)), int(m.group(5) or m.group(6))
+            pairs = [(a, b), (b, a)]
+        for day, month in pairs:
+            if 1 <= day <= 31 and 1 <= month <= 12:
+                out.add(f"{day} {_MONTH_NAMES[month - 1]}")
+    return out
+
+
 @lru_cache(maxsize=100_000)
 def values_of(text: str) -> frozenset[str]:
     """Tokens with a digit (dates, amounts, times, counts; "14th" as "14"), dates spelled with a
     month in one form ("14 march", see ``themes.month_date``), and every time of day in one form
     ("6 pm", "six in the evening" and "18:00" all give "18:00"), and a number written in groups
     as its digits too ("0113 496 0000" and "0113-496-0000" both give "01134960000"), as is an
-    amount with thousands separators ("1,250" and "€1.250" give "1250", as "1250" does)."""
+    amount with thousands separators ("1,250" and "€1.250" give "1250", as "1250" does), and a
+    number written out from thirteen up as its digits ("sixty-eight euros" gives "68")."""
     vals = {_ORDINAL.sub(r"\1", w) for w in words(text) if any(ch.isdigit() for ch in w)}
     vals |= _digit_runs(text)
+    vals |= {str(n) for n in spelled_numbers(text)}
+    vals |= _numeric_dates(text)
     vals |= {t for t in concept_tags(text) if any(ch.isdigit() for ch in t)}
     vals |= {re.sub(r"\D", "", m.group(1)) for v in vals if (m := _THOUSANDS.match(v))}
     return frozenset(vals | clock_times(text))
@@ -278,6 +319,46 @@ def _strong_values(values: frozenset[str]) -> frozenset[str]:
     )
 
 
+_STAMP = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?)?(\d{1,2}[:.]\d{2})\b")
+_UNIT = re.compile(r"\d\s?([^\W\d_]+)$")
+
+
+def _kind(value: str) -> str:
+    """What a value measures: a time of day, a date, money, a count of some unit ("30 min",
+    "21 km", "75mcg"), a long number (a phone, an account), or a plain number."""
+    if re.fullmatch(r"\d{1,2}:\d{2}|\d{1,2}(?::\d{2})?\s?[ap]\.?m\.?", value):
+        return "time"
+    if _is_date(value) or re.fullmatch(r"\d{1,2}[./]\d{1,2}\.?", value):
+        return "date"
+    if re.search(r"[$€£]", value):
+        return "money"
+    if m := _UNIT.search(value):
+        return "unit:" + m.group(1)[:3]
+    if sum(ch.isdigit() for ch in value) >= 7:
+        return "long"
+    return "number"
+
+
+# a time, a date, an amount of money or a phone number says which thing a statement is about:
+# two statements with such values, all different, are two things ("Emma Yilmaz has her birthday
+# on July 14" / "the plumber Yilmaz comes between 14:00 and 16:00"), as are such a value and a
+# plain number ("EUR 70 per session" / "Tue and Thu, six in the evening"); a count of some unit
+# contradicts only a value of its own kind, and a plain number a plain number ("6x800" is no
+# other fact than "400m")
+_IDENTIFYING = frozenset({"time", "date", "money", "long"})
+_COMPARABLE = _IDENTIFYING | {"number"}
+
+
+def _kinds(text: str, values: frozenset[str]) -> frozenset[str]:
+    """The kinds of ``values`` that can contradict another statement's: a time that opens a
+    log line ("09:30 Beat walked me through the analyser") is when it was written, not a value
+    of the fact (it still counts when the other statement shares it)."""
+    stamp = _STAMP.match(text)
+    if stamp:
+        values = values - {stamp.group(1).replace(".", ":"), stamp.group(1)}
+    return frozenset(_kind(v) for v in values)
+
+
 def conflicting(a: FactView, b: FactView) -> bool:
     """Two statements that cannot be one fact: their dates or amounts all differ ("May 12" /
     "May 19": a correction, REM's business), each names something the other does not in the
@@ -292,7 +373,8 @@ def conflicting(a: FactView, b: FactView) -> bool:
     va, vb = a.strong, b.strong
     if va & vb:
         return False
-    if va and vb:
+    ka, kb = _kinds(a.text, va), _kinds(b.text, vb)
+    if ka & kb or (ka & _IDENTIFYING and kb & _COMPARABLE) or (kb & _IDENTIFYING and ka & _COMPARABLE):
         return True
     if a.values and b.values and a.rest == b.rest:
         return True  # the same words with another number: level 2 and level 5 of the garage
@@ -350,8 +432,9 @@ def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingC
     if len(a.phrases & b.phrases) >= 2:
         return 1.5 + lexical + (cosine or 0.0)
     if cosine is not None:
-        # one states a date or amount, the other none: a launch date and who writes its notes
-        bar = cfg.cosine + (0.02 if bool(a.values) != bool(b.values) else 0.0)
+        # one states an identifying value (two digits or more, or money), the other none: a launch
+        # date and who writes its notes ("flat 1" or "til 1" is no such value)
+        bar = cfg.cosine + (0.02 if bool(a.strong) != bool(b.strong) else 0.0)
         return 1.0 + cosine if cosine >= bar else None
     return 1.0 + lexical if lexical >= cfg.jaccard and len(a.rest & b.rest) >= 2 else None
 
@@ -619,7 +702,7 @@ class FactVectors:
 
 
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
-RULES_VERSION = 4
+RULES_VERSION = 5
 
 
 class FactPairCache:

@@ -191,7 +191,8 @@ def test_a_number_is_one_value_however_it_is_grouped() -> None:
     a, b, c = (fact_view(f"p{i}", t, {f"memory/p{i}.md"}, names) for i, t in enumerate([*phone, other]))
     assert "01134960000" in a.values & b.values and not conflicting(a, b)
     assert conflicting(b, c)
-    assert values_of("Launch on 2026-05-12.") == {"2026-05-12"}  # a date is not a number in groups
+    # a date is not a number in groups; in digits it is also the date a month name gives
+    assert values_of("Launch on 2026-05-12.") == {"2026-05-12", "12 may"}
     # an amount with thousands separators is its plain digits too (written-2 kept "1,250 €" and
     # "the 1250 euros" of one rent apart); a price with cents is not
     rent = ["Rent for the flat: 1,250 € a month by bank transfer.", "Paid the 1250 euros for the flat."]
@@ -582,3 +583,58 @@ def test_a_note_about_its_own_day_collects_no_later_recalls_however_the_day_is_w
     assert recalls("Plumber Novak comes tmrw between 14:00 and 16:00.") == 0
     assert recalls("Plumber Novak comes tomorrow between 14:00 and 16:00.") == 0
     assert recalls("Plumber Novak comes on Tuesdays between 14:00 and 16:00.") == 3
+
+
+def test_a_date_or_a_number_in_words_is_one_value_however_it_is_written():
+    """Independently written months (evals/months/written-5, -7) stated one fee as "68 €" and
+    "sixty-eight euros", one anniversary as "19 November" and "19/11": each pair read as two
+    different values, which keeps two statements of one fact apart."""
+    assert {"68"} <= values_of("the building fee, sixty-eight euros, comes out every month")
+    assert {"120"} <= values_of("one hundred and twenty people came")
+    assert not values_of("the two of us, one of them")  # one to twelve in words are words
+    assert "19 november" in values_of("Booked Talisman for 19/11 — our anniversary.")
+    assert "12 november" in values_of("committee meets 12.11. at two")
+    assert values_of("at 9.15 am") & {"15 september", "9 september"} == set()  # a time, not a date
+    assert values_of("costs 12.50 euros") == {"12.50"}
+    # both readings when a day and a month could be either
+    assert {"3 april", "4 march"} <= values_of("on 3/4")
+    a = fact_view("a", "Anniversary with Baraka is 19 November, six years.", {"memory/a.md"})
+    b = fact_view("b", "Booked Talisman for 19/11, Baraka's anniversary dinner.", {"memory/b.md"})
+    assert not conflicting(a, b)
+
+
+def test_only_values_of_one_kind_contradict():
+    """Two statements contradict on values of the same kind (two times, two amounts); a line's
+    incidental numbers of other kinds ("6x800" against "400m" and "18:30") and the time that
+    opens a log line ("09:30 ...", when it was written) do not keep one fact's wordings apart."""
+    club = [
+        "18:30 first Tuesday session with LC Zürich at Letzigrund, 400m warm-up laps",
+        "Letzigrund again this evening with the club, 6x800, dead legs",
+    ]
+    a, b = (fact_view(f"c{i}", t, {f"memory/c{i}.md"}) for i, t in enumerate(club))
+    assert a.strong and b.strong and not (a.strong & b.strong) and not conflicting(a, b)
+    logs = [
+        "09:30 Beat Hürlimann walked me through the Picarro and the cold lab freezer",
+        "14:10 the Picarro jammed again, Beat Hürlimann fixed it and restocked the cold lab",
+    ]
+    names = names_seen(logs)
+    c, d = (fact_view(f"l{i}", t, {f"memory/l{i}.md"}, names) for i, t in enumerate(logs))
+    assert not conflicting(c, d)
+    # the same kind still contradicts: another time, another amount
+    e = fact_view("e", "Standup is at 9:15 every morning", {"memory/e.md"})
+    f = fact_view("f", "Standup is at 9:30 every morning", {"memory/f.md"})
+    assert conflicting(e, f)
+    # a date against a time: two things that happen (Emma Yilmaz's birthday, the plumber Yilmaz)
+    names = names_seen(["Emma Yilmaz has her birthday on July 14."])
+    bday = fact_view("b", "Emma Yilmaz has her birthday on July 14.", {"memory/b.md"}, names)
+    plumber = fact_view(
+        "p", "The plumber Yilmaz comes between 14:00 and 16:00 today.", {"memory/p.md"}, names
+    )
+    assert conflicting(bday, plumber)
+    names = names_seen(["Coach Sofia charges EUR 70 per session."])
+    price = fact_view("c", "Coach Sofia charges EUR 70 per session.", {"memory/c.md"}, names)
+    times = fact_view("t", "Sessions with Sofia: Tue and Thu, six in the evening.", {"memory/t.md"}, names)
+    assert conflicting(price, times)  # seed 30 merged these two when only one kind contradicted
+    g = fact_view("g", "Rent for the flat is 950 € a month", {"memory/g.md"})
+    h = fact_view("h", "Rent for the flat is 1000 € a month", {"memory/h.md"})
+    assert conflicting(g, h)
