@@ -86,6 +86,7 @@ class FactView:
     phrases: frozenset[str] = frozenset()
     strong: frozenset[str] = frozenset()  # values that identify (see _strong_values)
     ident: frozenset[str] = frozenset()  # of those, the ones that are not part of a date
+    kinds: frozenset[str] = frozenset()  # what the strong values measure (see _kinds)
 
 
 _ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|Dept|No|vs)\.$")
@@ -219,9 +220,6 @@ _DAY_MONTH = re.compile(
     r"(?<![\d./-])(?:(\d{4})-(\d{1,2})-(\d{1,2})|(\d{1,2})(?:/(\d{1,2})(?:/\d{2}(?:\d{2})?)?"
     r"|\.(\d{1,2})\.(?:\d{4}|\d{2})?))(?![\d/-]|\.\d)"
 )
-_MONTH_NAMES = tuple(
-    "january february march april may june july august september october november december".split()
-)
 
 
 def _numeric_dates(text: str) -> set[str]:
@@ -238,7 +236,7 @@ def _numeric_dates(text: str) -> set[str]:
             pairs = [(a, b), (b, a)]
         for day, month in pairs:
             if 1 <= day <= 31 and 1 <= month <= 12:
-                out.add(f"{day} {_MONTH_NAMES[month - 1]}")
+                out.add(f"{day} {MONTHS[month - 1]}")  # MONTHS opens with the twelve full names
     return out
 
 
@@ -276,6 +274,7 @@ def fact_view(key: str, text: str, paths: Iterable[str], names: frozenset[str] |
         name_phrases(text, subjects),
         strong,
         _undated(values, strong),
+        _kinds(text, strong),
     )
 
 
@@ -373,7 +372,7 @@ def conflicting(a: FactView, b: FactView) -> bool:
     va, vb = a.strong, b.strong
     if va & vb:
         return False
-    ka, kb = _kinds(a.text, va), _kinds(b.text, vb)
+    ka, kb = a.kinds, b.kinds
     if ka & kb or (ka & _IDENTIFYING and kb & _COMPARABLE) or (kb & _IDENTIFYING and ka & _COMPARABLE):
         return True
     if a.values and b.values and a.rest == b.rest:
