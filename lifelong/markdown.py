@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from .facts import MONTH_PATTERN
+
 _md = MarkdownIt("commonmark").enable("table")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -70,6 +72,35 @@ _STARTS_SENTENCE = re.compile(r"^[\"'‘“(\[*_`]*[A-Z0-9]")
 _STARTS_WITH_TIME = re.compile(
     r"^[\"'‘“(\[*_`]*(?:[01]?\d|2[0-3])(?:[:h][0-5]\d(?::[0-5]\d)?|\.[0-5]\d\s?[ap]\.?m\b)(?![\d:.])"
 )
+
+
+_WEEKDAY_WORD = (
+    r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
+)
+_WEEKDAY_SHORT = r"(?:mo|di|mi|do|fr|sa|so)"  # German, only before a date ("Mo 28.9.")
+_TITLE_DATE = (
+    rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\.\d{{1,2}}\.(?:\d{{2,4}})?|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}}|(?=\s*(?:[—–:|,-]|$)))"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:of\s+)?(?:{MONTH_PATTERN})\b\.?(?:\s+\d{{4}})?"
+    rf"|(?:{MONTH_PATTERN})\b\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?)"
+)
+# the day a note is about, opening a line, as the first line of a daily often names it ("Tue 8 Sep
+# — lab log", "Mo 28.9. — writing day", "Saturday, chores.", "12 May"): a weekday before a date,
+# a date, or a weekday alone before a separator or the line's end
+_TITLE_DAY = re.compile(
+    rf"^[\s*_#]*(?:(?:{_WEEKDAY_WORD}|{_WEEKDAY_SHORT})\.?,?\s+(?:{_TITLE_DATE}|\d{{1,2}}(?:st|nd|rd|th)?\b\.?)"
+    rf"|{_TITLE_DATE}|{_WEEKDAY_WORD}\b\.?(?=\s*(?:[—–:|,.-]|\*|$)))",
+    re.IGNORECASE,
+)
+TITLE_MAX_WORDS = 4  # after the day
+
+
+def title_line(line: str) -> bool:
+    """Whether ``line`` is a day's title rather than a statement: it opens with the day
+    (:data:`_TITLE_DAY`) and at most :data:`TITLE_MAX_WORDS` words follow ("Sunday. Did nothing
+    at all, called Mama." is a statement; so is "Monday I moved to Lisbon": no date nor
+    separator after the weekday)."""
+    m = _TITLE_DAY.match(line)
+    return m is not None and len(re.findall(r"[^\W_]+", line[m.end() :])) <= TITLE_MAX_WORDS
 
 
 def line_groups(lines: list[str]) -> list[tuple[int, int]]:

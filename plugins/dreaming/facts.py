@@ -167,16 +167,43 @@ _BARE_HOUR = re.compile(
 )
 
 
+# "quarter past five", "half past 6 in the evening", "quarter to nine" (British "half five" is 5:30)
+_QUARTER = re.compile(
+    r"\b(?P<q>quarter past|half past|quarter to|half)\s+(?P<h>1[0-2]|[1-9]|"
+    + "|".join(_HOUR_WORDS)
+    + r")\b(?:\s*(?P<part>[ap]\.?m\b|in the (?:morning|afternoon|evening)|at night))?",
+    re.I,
+)
+_QUARTER_MINUTES = {"quarter past": 15, "half past": 30, "half": 30, "quarter to": -15}
+
+
 def clock_times(text: str) -> frozenset[str]:
     """Times of day however written, as 24-hour "HH:MM": "18:00", "6 pm", "6:30pm", "six in the
-    evening", "noon"; "9.15" only with a part of the day ("9.15 am"): 12.50 is more often money.
-    An hour after "at" with no part of the day ("at nine") is both readings, 09:00 and 21:00."""
+    evening", "quarter past five", "noon"; "9.15" only with a part of the day ("9.15 am"): 12.50
+    is more often money. An hour with no part of the day after "at" ("at nine") or in words
+    ("quarter past five") is both readings, 09:00 and 21:00."""
     out = set()
+    spans = []  # "half past 6 in the evening" is not also "6 in the evening"
+    for m in _QUARTER.finditer(text):
+        spans.append(m.span())
+        h = m.group("h").lower()
+        hour = int(h) if h.isdigit() else _HOUR_WORDS[h]
+        minutes = hour % 12 * 60 + _QUARTER_MINUTES[m.group("q").lower()]
+        part = (m.group("part") or "").lower().replace(".", "")
+        if part.startswith(("pm", "in the afternoon", "in the evening", "at night")):
+            readings = [minutes + 720]
+        elif part:
+            readings = [minutes]
+        else:
+            readings = [minutes, minutes + 720]
+        out.update(f"{r // 60 % 24:02d}:{r % 60:02d}" for r in readings)
     for m in _BARE_HOUR.finditer(text):
         h = m.group("h").lower()
         hour = int(h) if h.isdigit() else _HOUR_WORDS[h]
         out.update({f"{hour % 12:02d}:00", f"{hour % 12 + 12:02d}:00"})
     for m in _CLOCK.finditer(text):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
         if m.group("noon"):
             out.add("00:00" if m.group("noon").lower() == "midnight" else "12:00")
             continue
@@ -701,7 +728,7 @@ class FactVectors:
 
 
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
-RULES_VERSION = 5
+RULES_VERSION = 6
 
 
 class FactPairCache:

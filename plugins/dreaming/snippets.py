@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from lifelong.errors import InputError
-from lifelong.markdown import line_groups, strip_comments
+from lifelong.markdown import line_groups, strip_comments, title_line
 from lifelong.text import STOPWORDS, content_tokens, jaccard, stem, without_titles, words
 from lifelong.workspace import daily_date, find_regions, split_frontmatter
 
@@ -292,6 +292,11 @@ def parse_snippets(
             return
         if kind == "item":
             cleaned[0] = (cleaned[0][0], _CHECKBOX_RE.sub("", cleaned[0][1]))
+        elif kind == "paragraph" and title_line(cleaned[0][1]):
+            cleaned = cleaned[1:]  # a day's title ("Tue 8 Sep — lab log") states no fact
+            stats.skipped_short += 1
+            if not cleaned:
+                return
         joined = " ".join(t for _, t in cleaned)
         if entry is not None:
             entry["text"] = re.sub(r"\s+", " ", joined).strip()

@@ -28,7 +28,15 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from lifelong.markdown import Block, estimate_tokens, line_groups, parse_blocks, split_lines, strip_comments
+from lifelong.markdown import (
+    Block,
+    estimate_tokens,
+    line_groups,
+    parse_blocks,
+    split_lines,
+    strip_comments,
+    title_line,
+)
 
 __all__ = ["Block", "Chunk", "Unit", "chunk_markdown", "chunk_units", "estimate_tokens", "parse_blocks"]
 
@@ -277,23 +285,31 @@ def retrieval_units(
             units.append(Unit(start, end, "\n".join(all_lines[start - 1 : end]), path))
 
     segments: list[tuple[int, int, tuple[str, ...]]] = []
+    title: tuple[tuple[str, ...], str] | None = None  # a day's title line, under its heading path
     for b in blocks:
         if b.kind in SKIPPED_UNIT_KINDS:
             continue
         end = min(b.end, len(all_lines))
         if b.kind == "html_block" and _ONLY_COMMENTS.fullmatch("\n".join(all_lines[b.start - 1 : end])):
             continue
+        path = b.heading_path
+        if title is not None and title[0] == path:
+            path = (*path, title[1])
         if b.kind == "paragraph":  # a line per statement: each its own unit
-            segments.extend(
-                (b.start + i, b.start + j, b.heading_path)
-                for i, j in line_groups(all_lines[b.start - 1 : end])
-            )
+            lines = all_lines[b.start - 1 : end]
+            groups = line_groups(lines)
+            if title_line(lines[0]):
+                # a day's title ("Tue 8 Sep — lab log") is the context of the statements under
+                # it, as a heading is, not a statement: alone it would match any query about
+                # the lab and tell the reader nothing
+                title = (b.heading_path, lines[0].strip().strip("*_# ").strip())
+                path = (*b.heading_path, title[1])
+                groups = [(max(i, 1), j) for i, j in groups if j >= 1]
+            segments.extend((b.start + i, b.start + j, path) for i, j in groups)
         elif b.kind == "table" and end > b.start + 1:  # a row per statement (the header is context)
-            segments.extend(
-                (n, n, b.heading_path) for n in range(b.start + 2, end + 1) if all_lines[n - 1].strip()
-            )
+            segments.extend((n, n, path) for n in range(b.start + 2, end + 1) if all_lines[n - 1].strip())
         else:
-            segments.append((b.start, end, b.heading_path))
+            segments.append((b.start, end, path))
     for start, end, path in segments:
         if estimate_tokens("\n".join(all_lines[start - 1 : end])) <= unit_tokens:
             add(start, end, path)

@@ -257,3 +257,11 @@ def m013_abbreviations(db):  # noqa: ANN001
         "UPDATE files SET sha256 = NULL WHERE path IN (SELECT DISTINCT c.path FROM chunks_fts f"
         " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH 'dr OR appt OR appts OR bday')"
     )
+
+
+@migrations()
+def m014_day_titles(db):  # noqa: ANN001
+    """A paragraph opening with a day's title ("Tue 8 Sep — lab log") no longer makes the title a
+    unit of its own: it is the context of the units under it (``lifelong.markdown.title_line``).
+    Re-chunk every file once, as ``m010`` did (embeddings of unchanged text come from the cache)."""
+    db.execute("UPDATE files SET sha256 = NULL")

@@ -132,3 +132,20 @@ def test_blocks_always_lie_within_the_lines(text: str) -> None:
     for b in parse_blocks(text) + parse_blocks(text, nested_items=True):
         assert 1 <= b.start <= b.end <= n
     words(text)  # never raises
+
+
+def test_a_title_line_names_the_day_and_little_else() -> None:
+    from lifelong.markdown import title_line
+
+    titles = ["Tue 8 Sep — lab log", "Thu 17.9. lab log", "Mo 28.9. — writing day, no lab", "Wed 16 Sep"]
+    titles += ["Saturday, chores.", "# Friday", "**Monday**", "12 May", "Sep 12 — dentist", "19/11"]
+    statements = ["Sunday. Did nothing at all. Called Mama, she says hi to Joël.", "Monday I moved to Lisbon"]
+    statements += [
+        "So, I went to the shop",
+        "12 people came",
+        "09:30 Beat walked me through",
+        "1/2 cup of sugar",
+    ]
+    statements += ["Thu 1 Oct Laundry (Thursday a.m., our slot) — 2 loads", "May I ask something"]
+    assert all(title_line(t) for t in titles)
+    assert not any(title_line(t) for t in statements)

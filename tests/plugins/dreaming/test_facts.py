@@ -160,6 +160,9 @@ def test_a_time_of_day_is_one_value_however_it_is_written() -> None:
     assert clock_times("every Saturday at nine.") == {"09:00", "21:00"}
     assert clock_times("dinner at 8 on Friday") == {"08:00", "20:00"}
     assert clock_times("at one point we looked at 3 flats") == frozenset()
+    # "quarter past five" is both readings, unless a part of the day says which
+    assert clock_times("the quarter past five dialect class") == {"05:15", "17:15"}
+    assert clock_times("half past 6 in the evening; quarter to nine am") == {"18:30", "08:45"}
     swim = [
         "Noor starts swimming lessons: Saturdays 9am at De Wetering pool.",
         "Pool with Noor — her lesson at De Wetering is every Saturday at nine.",

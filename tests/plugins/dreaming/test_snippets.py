@@ -271,3 +271,10 @@ def test_one_search_credits_what_was_looked_up_once() -> None:
     assert [c.key for c in credit_search([old], sibling=0.5, relative=0.75, replaced_by={"old": "new"})] == [
         "old"
     ]
+
+
+def test_a_days_title_line_is_no_snippet() -> None:
+    text = "Tue 8 Sep — lab log\n09:30 Beat Hürlimann (lab technician) walked me through the Picarro.\n\nWed 16 Sep\n"
+    assert [(s.start_line, s.text) for s in parse_snippets(text, "memory/2026-09-08.md")] == [
+        (2, "09:30 Beat Hürlimann (lab technician) walked me through the Picarro.")
+    ]

@@ -96,6 +96,28 @@ def test_a_log_line_and_a_table_row_are_units_of_their_own(make_host) -> None:
     assert (top["start_line"], top["end_line"]) == (10, 10) and top["snippet"].startswith("| TermoPro")
 
 
+def test_a_days_title_line_is_the_context_of_the_lines_under_it_not_a_unit(make_host) -> None:
+    note = (
+        "Tue 8 Sep — lab log\n"
+        "09:30 Beat Hürlimann (lab technician, HIL E floor) walked me through the Picarro again.\n"
+        "12:15 lunch Polymensa\n\n"
+        "Wed 16 Sep\n\n"
+        "Ran from the lab at 17:00 to make the dialect class.\n\n"
+        "Monday I moved the samples to freezer F3.\n"
+        "Then lunch.\n"
+    )
+    units = retrieval_units(note)
+    assert [(u.start_line, u.end_line) for u in units] == [(2, 2), (3, 3), (7, 7), (9, 9), (10, 10)]
+    assert units[0].heading_path == ("Tue 8 Sep — lab log",) and units[2].heading_path == ("Wed 16 Sep",)
+    assert units[3].heading_path == ("Wed 16 Sep",)  # "Monday I moved ..." is a statement, no title
+    host = make_host({"memory/2026-03-16.md": note}, **RECALL)
+    with clock.pinned(NOW):
+        out = host.call_tool("memory_search", {"query": "lab tech's name", "min_score": 0})
+    top = out["results"][0]
+    assert (top["start_line"], top["heading"]) == (2, "Tue 8 Sep — lab log")
+    assert all(r["start_line"] not in (1, 5) for r in out["results"])  # no title alone
+
+
 def test_search_returns_the_matched_unit_with_its_lines_heading_and_date(make_host) -> None:
     host = make_host({"memory/2026-03-04.md": NOTE}, **RECALL)
     with clock.pinned(NOW):
