@@ -450,7 +450,14 @@ def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingC
         # the new office chair, too loud" and "Tried the new espresso machine, too tight" sit
         # at cosine 0.93
         words_shared = (a.rest & b.rest) - _CALENDAR
-        if a.ident & b.ident and cosine >= cfg.cosine and (words_shared or cosine >= cfg.cosine_unnamed):
+        # a time is shared by many things; a dose, an amount, a phone number or a code is not
+        # ("08:00 levothyroxine (75mcg)" / "my thyroid tablets, one 75mcg a day": no word shared)
+        telling = any(_kind(x) != "time" for x in a.ident & b.ident)
+        if (
+            a.ident & b.ident
+            and cosine >= cfg.cosine
+            and (words_shared or telling or cosine >= cfg.cosine_unnamed)
+        ):
             return 1.0 + cosine
         return None
     if a.values & b.values:
@@ -728,7 +735,7 @@ class FactVectors:
 
 
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
-RULES_VERSION = 6
+RULES_VERSION = 7
 
 
 class FactPairCache:

@@ -332,6 +332,8 @@ def test_facts_without_a_name_merge_on_an_identifying_value_not_on_a_date_or_a_t
         "c0": "Tried the new office chair, too loud.",
         "c1": "Tried the new espresso machine, too tight.",
         "c2": "Tried the new standing desk, too loud.",
+        "m0": "08:00 levothyroxine (75mcg), then waited half an hour before coffee.",
+        "m1": "Collected the repeat prescription: my thyroid tablets, one 75mcg a day.",
     }
     keys = list(lines)
     names = names_seen(lines.values())
@@ -347,6 +349,8 @@ def test_facts_without_a_name_merge_on_an_identifying_value_not_on_a_date_or_a_t
     assert groups["r0"] == groups["r1"] == groups["r2"]
     assert groups["d0"] == groups["d1"] != groups["s0"]  # same time, another fact
     assert groups["f0"] not in (groups["d0"], groups["s0"])  # same date, another fact
+    # a dose (an amount, a phone number, a code) is shared by few things: no shared word needed
+    assert groups["m0"] == groups["m1"] and not (views[-1].rest & views[-2].rest)
     assert len({groups["c0"], groups["c1"], groups["c2"]}) == 3  # one template, three one-offs
     assert cosine("c0", "c1") > 0.92  # which the embedder alone could not tell apart
     # without an embedder only near-identical wording joins lines without a name
