@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -699,6 +700,23 @@ def locate_events(
     return groups
 
 
+# the kind of answer a question asks for ("which day ...", "what evening ...", "what time ..."):
+# a line holding the word is not the answer ("Watched Perfect Days", "went to the fair in the evening")
+_ANSWER_KINDS = frozenset(
+    "day days evening evenings night nights morning mornings afternoon afternoons time times date dates "
+    "week weeks weekday weekdays month months year years hour hours".split()
+)
+_ASKING = re.compile(r"\b(?:which|what|whichever)\s+([^\W\d_]+)", re.IGNORECASE)
+
+
+def asked_tokens(query: str) -> frozenset[str]:
+    """The content tokens a query's answer should share: its own, less the kind of answer it asks
+    for ("which *day* is our turn in the basement": basement, turn)."""
+    tokens = content_tokens(query)
+    kinds = {m.group(1).lower() for m in _ASKING.finditer(query)} & _ANSWER_KINDS
+    return tokens - content_tokens(" ".join(kinds)) if kinds else tokens
+
+
 def credits_by_search(
     groups: dict[EventGroup, list[RecallEvent]],
     pool: CandidatePool,
@@ -738,7 +756,7 @@ def credits_by_search(
         all_tokens = reader.snippet_tokens(rel)
         qt = query_tokens.get(qhash)
         if qt is None:
-            qt = query_tokens[qhash] = content_tokens(evs[0].query)
+            qt = query_tokens[qhash] = asked_tokens(evs[0].query)
         winners = attribute(qt, [all_tokens[i] for i in idx], vocab.idf, cfg["attribution_min_coverage"])
         found = [(snippets[idx[i]], overlap, cov) for i, overlap, cov in winners]
         if not found and len(idx) == 1:

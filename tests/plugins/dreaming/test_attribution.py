@@ -100,3 +100,29 @@ def test_a_weak_first_hit_of_a_deliberate_search_is_credited_and_not_the_lines_b
     record_event(host, RENT, 5, 5, "best pizza nearby", at("2026-04-06", 20), score=0.23)
     dream(host, at("2026-04-07"))
     assert _credited_texts(host) == {"Rent is EUR 950 a month, due on the 1st."}
+
+
+def test_the_kind_of_answer_a_question_asks_for_is_no_shared_word() -> None:
+    from lifelong_plugins.dreaming.candidates import asked_tokens
+
+    assert asked_tokens("which day is our turn in the basement") == {"basement", "turn"}
+    assert asked_tokens("what evening is running club practice") == {"club", "practic", "run"}
+    assert "day" in asked_tokens("how was your day at the basement")  # not asked for: content
+
+
+def test_a_line_sharing_only_the_asked_for_word_is_not_credited(dream_host) -> None:
+    """ "which evening do I have language lessons" found the dialect lesson and, weaker, a fair
+    visited "in the evening": the fair shares only the word naming the kind of answer asked
+    for, and gets no credit (written month 6 promoted it on three such searches)."""
+    fair, lesson = "memory/2026-09-12.md", "memory/2026-09-16.md"
+    host = dream_host(
+        {
+            fair: "# 2026-09-12\n\n- Went to Knabenschiessen with Joël in the evening, ate a Bratwurst.\n",
+            lesson: "# 2026-09-16\n\n- 17:15 Swiss German, lesson 2; Wednesdays are getting easier.\n",
+        }
+    )
+    when = at("2026-09-28", 18)
+    record_event(host, lesson, 3, 3, "which evening do I have language lessons", when, score=0.30)
+    record_event(host, fair, 3, 3, "which evening do I have language lessons", when, score=0.283)
+    dream(host, at("2026-09-29"))
+    assert [p for p, _ in _credited(host)] == [lesson]
