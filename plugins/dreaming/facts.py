@@ -26,8 +26,7 @@ correction, which REM handles. Without a shared subject only near-identical word
 Groups are built strongest pair first (union-find); two groups join only when no member of one
 contradicts a member of the other (see :func:`conflicting`) and more than ``LINKAGE`` of their
 cross pairs state one fact on their own (no chaining through one borderline pair); a wording left
-alone just under the bar joins a group that shares its subject and a rare word, or, without a
-name, an identifying value no other line holds (``JOIN_RELIEF``);
+alone just under the bar joins a group that shares its subject and a rare word (``JOIN_RELIEF``);
 and two lines of the **same daily** never end
 up in one group: a note does not state one fact twice, while it often states two facts about one
 subject side by side.
@@ -501,9 +500,7 @@ BRIDGE_STRENGTH = 1.91
 # cosine 0.84 and 0.87 to the other two). On persona-months 1-24: items promoted twice 7 -> 1 at
 # relief 0.05 (0.03: 5) and 0 at 0.08, no precision or recall change at any of them; 0.08 joins
 # seed 19's "No sesame for Greta, she reacts badly; check every menu" (cosine 0.872 and 0.827 to
-# the other two wordings). A wording with no name joins the same way on an identifying value that
-# is no time, held by that group alone ("the building fee, sixty-eight euros", 0.837 and 0.880 to
-# "comunidad €68, día 5" and "the comunidad de vecinos took its 68 €": written month 5)
+# the other two wordings)
 JOIN_RELIEF = 0.08
 RARE_WORD_MAX = 4
 
@@ -651,16 +648,11 @@ def group_facts_known(
     if cosine is not None and JOIN_RELIEF:
         # a lone wording just under the bar with every member of a group (see JOIN_RELIEF)
         for v in views:
-            if len(members.get(v.key, ())) != 1:
+            if len(members.get(v.key, ())) != 1 or not v.subjects:
                 continue  # not alone
-            # what it shares with the group: a rare word (with their subject), or, for a line
-            # without a name, an identifying value that is no time ("68" of "the building fee,
-            # sixty-eight euros" and "comunidad €68")
-            anchors = ["w:" + t for t in sorted(v.rest - _CALENDAR)] if v.subjects else []
-            anchors += ["v:" + x for x in sorted(v.ident) if not v.subjects and _kind(x) != "time"]
-            for anchor in anchors:
-                keys = block.get(anchor, [])
-                # the anchor's other holders are exactly one group of two or more
+            for t in sorted(v.rest - _CALENDAR):
+                keys = block.get("w:" + t, [])
+                # the word's other holders are exactly one group of two or more
                 roots = {find(k) for k in keys if k != v.key}
                 if len(keys) > RARE_WORD_MAX or len(roots) != 1:
                     continue
@@ -668,10 +660,7 @@ def group_facts_known(
                 group = members[g]
                 if len(group) < 2 or len(group) + 1 != len(keys) or paths[g] & paths[v.key]:
                     continue
-                if not all(
-                    (v.subjects & by_key[m].subjects or not v.subjects) and not conflicting(v, by_key[m])
-                    for m in group
-                ):
+                if not all(v.subjects & by_key[m].subjects and not conflicting(v, by_key[m]) for m in group):
                     continue
                 if all(
                     (c := cosine(*sorted((v.key, m)))) is not None and c >= cfg.cosine - JOIN_RELIEF
@@ -746,7 +735,7 @@ class FactVectors:
 
 
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
-RULES_VERSION = 8
+RULES_VERSION = 7
 
 
 class FactPairCache:

@@ -645,30 +645,3 @@ def test_only_values_of_one_kind_contradict():
     g = fact_view("g", "Rent for the flat is 950 € a month", {"memory/g.md"})
     h = fact_view("h", "Rent for the flat is 1000 € a month", {"memory/h.md"})
     assert conflicting(g, h)
-
-
-def test_a_lone_unnamed_wording_just_under_the_bar_joins_on_a_value_only_its_group_holds() -> None:
-    """A fee written three ways with no name: two join on "68" and the word "comunidad"; the third
-    ("the building fee, sixty-eight euros") is just under the cosine bar with one of them and
-    shares no word, but "68" is held by that group alone (real embedder cosines)."""
-    import numpy as np
-    from lifelong_plugins.embeddings.providers import LocalE5
-
-    lines = {
-        "a": "Bank app: the comunidad de vecinos took its 68 € today, it's always on the 5th of the month.",
-        "b": "Morning shift, then the bank: the building fee, sixty-eight euros, comes out every month now "
-        "(they changed it from quarterly in January) — I keep forgetting it's monthly.",
-        "c": "gastos fijos (to update the spreadsheet): comunidad €68, día 5",
-        "d": "Standup moved to 9:15, every weekday.",
-    }
-    keys = list(lines)
-    views = [fact_view(k, t, {f"memory/{k}.md"}, names_seen(lines.values())) for k, t in lines.items()]
-    vecs = LocalE5().embed_passages(list(lines.values()))
-    vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
-
-    def cosine(x: str, y: str) -> float:
-        return float(vecs[keys.index(x)] @ vecs[keys.index(y)])
-
-    assert cosine("b", "c") < GroupingConfig().cosine and not (views[1].rest & views[2].rest)
-    groups = group_facts(views, cosine)
-    assert groups["a"] == groups["b"] == groups["c"] != groups["d"]
