@@ -735,7 +735,7 @@ class FactVectors:
 
 
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
-RULES_VERSION = 7
+RULES_VERSION = 9  # 8 was a rule reverted (see git log); a cache saved under it is dropped
 
 
 class FactPairCache:
