@@ -157,24 +157,31 @@ _CLOCK = re.compile(
     r"|\b(?P<H>[01]?\d|2[0-3]):(?P<M>[0-5]\d)\b(?![.:]\d)",
     re.I,
 )
+_HOUR = r"(?P<h>1[0-2]|[1-9]|" + "|".join(_HOUR_WORDS) + r")"  # an hour of the clock, in digits or words
 # an hour after "at" with no part of the day, ending a clause or before "on", "every"... ("every
 # Saturday at nine.", "at 7 on Fridays"; not "at one point", "at 3 flats"): the morning's or the
 # evening's, so it is the same time as "9am" or as "9 pm"
 _BARE_HOUR = re.compile(
-    r"\bat (?P<h>1[0-2]|[1-9]|" + "|".join(_HOUR_WORDS) + r")"
-    r"(?=\s*(?:$|[.,;!?)]|[—–-]\s|(?:sharp|on|every|each|tonight|today|tomorrow|and)\b))",
+    r"\bat " + _HOUR + r"(?=\s*(?:$|[.,;!?)]|[—–-]\s|(?:sharp|on|every|each|tonight|today|tomorrow|and)\b))",
     re.I,
 )
 
 
 # "quarter past five", "half past 6 in the evening", "quarter to nine" (British "half five" is 5:30)
 _QUARTER = re.compile(
-    r"\b(?P<q>quarter past|half past|quarter to|half)\s+(?P<h>1[0-2]|[1-9]|"
-    + "|".join(_HOUR_WORDS)
-    + r")\b(?:\s*(?P<part>[ap]\.?m\b|in the (?:morning|afternoon|evening)|at night))?",
+    r"\b(?P<q>quarter past|half past|quarter to|half)\s+"
+    + _HOUR
+    + r"\b(?:\s*(?P<part>[ap]\.?m\b|in the (?:morning|afternoon|evening)|at night))?",
     re.I,
 )
 _QUARTER_MINUTES = {"quarter past": 15, "half past": 30, "half": 30, "quarter to": -15}
+_AFTER_NOON = ("pm", "in the afternoon", "in the evening", "at night")  # parts of the day past 12
+
+
+def _hour(word: str) -> int:
+    """An hour written in digits or as a word ("9", "nine")."""
+    word = word.lower()
+    return int(word) if word.isdigit() else _HOUR_WORDS[word]
 
 
 def clock_times(text: str) -> frozenset[str]:
@@ -186,11 +193,9 @@ def clock_times(text: str) -> frozenset[str]:
     spans = []  # "half past 6 in the evening" is not also "6 in the evening"
     for m in _QUARTER.finditer(text):
         spans.append(m.span())
-        h = m.group("h").lower()
-        hour = int(h) if h.isdigit() else _HOUR_WORDS[h]
-        minutes = hour % 12 * 60 + _QUARTER_MINUTES[m.group("q").lower()]
+        minutes = _hour(m.group("h")) % 12 * 60 + _QUARTER_MINUTES[m.group("q").lower()]
         part = (m.group("part") or "").lower().replace(".", "")
-        if part.startswith(("pm", "in the afternoon", "in the evening", "at night")):
+        if part.startswith(_AFTER_NOON):
             readings = [minutes + 720]
         elif part:
             readings = [minutes]
@@ -198,8 +203,7 @@ def clock_times(text: str) -> frozenset[str]:
             readings = [minutes, minutes + 720]
         out.update(f"{r // 60 % 24:02d}:{r % 60:02d}" for r in readings)
     for m in _BARE_HOUR.finditer(text):
-        h = m.group("h").lower()
-        hour = int(h) if h.isdigit() else _HOUR_WORDS[h]
+        hour = _hour(m.group("h"))
         out.update({f"{hour % 12:02d}:00", f"{hour % 12 + 12:02d}:00"})
     for m in _CLOCK.finditer(text):
         if any(a <= m.start() < b for a, b in spans):
@@ -210,12 +214,12 @@ def clock_times(text: str) -> frozenset[str]:
         if m.group("H") is not None:
             out.add(f"{int(m.group('H')):02d}:{m.group('M')}")
             continue
-        hour = int(m.group("h")) if m.group("h") else _HOUR_WORDS[m.group("w").lower()]
+        hour = _hour(m.group("h") or m.group("w"))
         minute = m.group("m") or "00"
         if not 0 <= hour <= 23 or int(minute) > 59:
             continue
         part = m.group("part").lower().replace(".", "")
-        if part.startswith(("pm", "in the afternoon", "in the evening", "at night")) and hour < 12:
+        if part.startswith(_AFTER_NOON) and hour < 12:
             hour += 12
         elif part.startswith(("am", "in the morning")) and hour == 12:
             hour = 0
