@@ -100,8 +100,8 @@ def _capitalised(text: str) -> tuple[tuple[str, bool], ...]:
     for m in _WORD.finditer(text):
         t = m.group(0)
         low = t.lower()
-        if not t[:1].isupper() or len(low) < 2 or low.isdigit():
-            continue
+        if not t[:1].isupper() or len(low) < 2 or any(ch.isdigit() for ch in low):
+            continue  # "N2", "F3", "LH1234": a code is a value (``values_of``), not a name
         if low in STOPWORDS or low in CHATTER or low in _NOT_SUBJECTS or low.rstrip("s") in _NOT_SUBJECTS:
             continue
         before = text[: m.start()]
@@ -162,7 +162,9 @@ _HOUR = r"(?P<h>1[0-2]|[1-9]|" + "|".join(_HOUR_WORDS) + r")"  # an hour of the 
 # Saturday at nine.", "at 7 on Fridays"; not "at one point", "at 3 flats"): the morning's or the
 # evening's, so it is the same time as "9am" or as "9 pm"
 _BARE_HOUR = re.compile(
-    r"\bat " + _HOUR + r"(?=\s*(?:$|[.,;!?)]|[—–-]\s|(?:sharp|on|every|each|tonight|today|tomorrow|and)\b))",
+    r"\bat "
+    + _HOUR
+    + r"(?=\s*(?:$|[.,;!?)](?!\d)|[—–-]\s|(?:sharp|on|every|each|tonight|today|tomorrow|and)\b))",
     re.I,
 )
 
@@ -471,7 +473,8 @@ def pair_strength(a: FactView, b: FactView, cosine: float | None, cfg: GroupingC
     if cosine is not None:
         # one states an identifying value (two digits or more, or money), the other none: a launch
         # date and who writes its notes ("flat 1" or "til 1" is no such value)
-        bar = cfg.cosine + (0.02 if bool(a.strong) != bool(b.strong) else 0.0)
+        # (a time opening a log line is when it was written, not such a value: ``kinds`` leaves it out)
+        bar = cfg.cosine + (0.02 if bool(a.kinds) != bool(b.kinds) else 0.0)
         return 1.0 + cosine if cosine >= bar else None
     return 1.0 + lexical if lexical >= cfg.jaccard and len(a.rest & b.rest) >= 2 else None
 
@@ -739,7 +742,7 @@ class FactVectors:
 
 
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
-RULES_VERSION = 9  # 8 was a rule reverted (see git log); a cache saved under it is dropped
+RULES_VERSION = 10  # 8 was a rule reverted (see git log); a cache saved under it is dropped
 
 
 class FactPairCache:

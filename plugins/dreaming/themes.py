@@ -75,7 +75,8 @@ def month_date(m: re.Match[str]) -> str:
 
 
 _AMOUNT = re.compile(
-    r"(?:[$€£]\s?\d[\d,.]*\s?[kKmMbB]?|\b(?:EUR|USD|GBP|CHF)\s?\d[\d,.]*\s?[kKmMbB]?\b|\b\d[\d,.]*\s?%"
+    r"(?:[$€£]\s?\d(?:[\d,.]*\d)?\s?[kKmMbB]?|\b(?:EUR|USD|GBP|CHF)\s?\d(?:[\d,.]*\d)?\s?[kKmMbB]?\b"
+    r"|\b\d(?:[\d,.]*\d)?\s?%"
     r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b)"
 )
 _COUNTED = re.compile(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
 from click.testing import CliRunner
 from lifelong_plugins.dreaming.facts import (
     FactView,
@@ -17,6 +18,8 @@ from lifelong_plugins.dreaming.facts import (
     fact_view,
     group_facts,
     names_seen,
+    pair_strength,
+    subjects_of,
     values_of,
 )
 from lifelong_plugins.dreaming.memory_file import TOPICS, Item, add_items, compact, existing_keys, topic_of
@@ -160,6 +163,10 @@ def test_a_time_of_day_is_one_value_however_it_is_written() -> None:
     assert clock_times("every Saturday at nine.") == {"09:00", "21:00"}
     assert clock_times("dinner at 8 on Friday") == {"08:00", "20:00"}
     assert clock_times("at one point we looked at 3 flats") == frozenset()
+    # "at 9.15" is not "at 9." followed by 15: with a part of the day it is 09:15, alone (12.50
+    # is more often money) nothing
+    assert clock_times("meet at 9.15 am") == {"09:15"}
+    assert clock_times("meet at 9.15") == frozenset()
     # "quarter past five" is both readings, unless a part of the day says which
     assert clock_times("the quarter past five dialect class") == {"05:15", "17:15"}
     assert clock_times("half past 6 in the evening; quarter to nine am") == {"18:30", "08:45"}
@@ -603,6 +610,8 @@ def test_a_date_or_a_number_in_words_is_one_value_however_it_is_written():
     assert "12 november" in values_of("committee meets 12.11. at two")
     assert values_of("at 9.15 am") & {"15 september", "9 september"} == set()  # a time, not a date
     assert values_of("costs 12.50 euros") == {"12.50"}
+    # a comma or full stop after an amount is punctuation, not part of it
+    assert values_of("gastos fijos: comunidad €68, día 5") == {"€68", "68", "5"}
     # both readings when a day and a month could be either
     assert {"3 april", "4 march"} <= values_of("on 3/4")
     a = fact_view("a", "Anniversary with Baraka is 19 November, six years.", {"memory/a.md"})
@@ -645,3 +654,24 @@ def test_only_values_of_one_kind_contradict():
     g = fact_view("g", "Rent for the flat is 950 € a month", {"memory/g.md"})
     h = fact_view("h", "Rent for the flat is 1000 € a month", {"memory/h.md"})
     assert conflicting(g, h)
+
+
+def test_a_code_with_digits_is_a_value_not_a_name():
+    """Written month 6: "N2" (liquid nitrogen) and the freezer "F3" were read as names, so a
+    line naming them 'named something' the other wordings of the fact did not."""
+    assert subjects_of("order N2 from the store, samples in freezer F3") == frozenset()
+    assert {"n2", "f3"} <= values_of("order N2 from the store, samples in freezer F3")
+
+
+def test_a_log_time_does_not_raise_the_similarity_bar():
+    """A pair where one wording states an identifying value and the other none needs a higher
+    cosine (a launch date and who writes its notes); the time opening a log line is when it was
+    written, not such a value (written month 5: "07:45 handover. New supervisora started today:
+    Rosario Llorens" and "Rosario Llorens, our jefa de planta")."""
+    cfg = GroupingConfig()
+    logged = fact_view("a", "07:45 handover. New supervisor started today: Rosario Llorens.", {"m/a.md"})
+    plain = fact_view("b", "Work is better lately; Rosario Llorens, our ward boss, is fair.", {"m/b.md"})
+    dated = fact_view("c", "Rosario Llorens starts as our ward boss on 2026-08-03.", {"m/c.md"})
+    assert pair_strength(logged, plain, 0.89, cfg) == pytest.approx(1.89)
+    assert pair_strength(dated, plain, 0.89, cfg) is None  # a real value on one side only
+    assert pair_strength(dated, plain, 0.91, cfg) == pytest.approx(1.91)
