@@ -184,6 +184,9 @@ class PoolEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         raise RuntimeError("the pool embedder only builds the index")
 
+    def status_warning(self) -> str | None:
+        return None  # the Embedder contract: nothing degraded to report
+
 
 class BuildHost(Host):
     """A host whose embedder is the pool embedder (only used to build the index)."""
