@@ -189,11 +189,13 @@ def read_lines(
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    first = int(start or 1)
+    first = 1 if start is None else int(start)
     if first < 1:
         raise InputError(f"from: invalid value {first} (lines are numbered from 1)")
     cap = ctx.config(PLUGIN)["get_max_lines"]
-    n = min(int(count or cap), cap)
+    if count is not None and int(count) < 1:
+        raise InputError(f"lines: invalid value {count} (at least 1)")
+    n = cap if count is None else min(int(count), cap)
     chunk = lines[first - 1 : first - 1 + n]
     return {
         "path": relpath,

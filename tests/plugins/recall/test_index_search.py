@@ -308,6 +308,13 @@ def test_cli_index_search_get(make_workspace) -> None:
     assert {"cosine", "bm25", "decay", "mmr_penalty"} <= set(data["results"][0]["explain"])
     out = runner.invoke(cli, [*base, "get", "../outside.md"])
     assert out.exit_code == 1 and "outside the workspace" in out.output
+    # a line range that cannot exist is refused in one line, not read as "from 1" or as nothing
+    out = runner.invoke(cli, [*base, "get", "memory/2026-03-04.md", "--from", "0"])
+    assert out.exit_code == 1 and "from: invalid value 0" in out.output and "offsite" not in out.output
+    out = runner.invoke(cli, [*base, "get", "memory/2026-03-04.md", "--lines", "-3"])
+    assert out.exit_code == 1 and "lines: invalid value -3" in out.output
+    out = runner.invoke(cli, [*base, "get", "memory/2026-03-04.md", "--from", "4", "--lines", "1"])
+    assert out.exit_code == 0 and "live offline sync demo" in out.output
     out = runner.invoke(cli, [*base, "search", "x", "--mode", "valid-at"])
     assert out.exit_code == 1 and "needs as_of" in out.output
 
