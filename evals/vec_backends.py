@@ -277,6 +277,8 @@ def run(
         "cores": os.cpu_count(),
         "runs": [],
     }
+    if folder is not None:
+        Path(folder).mkdir(parents=True, exist_ok=True)  # --tmp names a folder it may create
     with tempfile.TemporaryDirectory(prefix="vec-backends-", dir=folder) as tmp:
         for n in sizes:
             for distribution in distributions:
