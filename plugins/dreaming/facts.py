@@ -89,13 +89,19 @@ class FactView:
     kinds: frozenset[str] = frozenset()  # what the strong values measure (see _kinds)
 
 
-_ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|Dept|No|vs)\.$")
-_SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\s[-–—]\s+)$")
+_ABBREV = re.compile(
+    r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|Dept|No|vs|[A-Z])\.$"
+)  # a title, an initial ("A. Vermeulen")
+# the start of a sentence, or of a quotation (a quoted word is capitalised as a sentence is:
+# 'We did numbers. "Zwänzg" — okay', 'she just said "Fine"')
+_SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\s[-–—]\s+)$|[\"“„«‘]$|(?:^|\s)'$")
 
 
 @lru_cache(maxsize=100_000)
 def _capitalised(text: str) -> tuple[tuple[str, bool], ...]:
-    """(stem, first word of a sentence?) of every capitalised word that may be a name."""
+    """(stem, known as a name from this line alone?) of every capitalised word that may be a
+    name. A word that opens a sentence or a quotation is not known from here, nor one in capitals
+    ("FIRST", "VAW"): emphasis or an acronym, which :func:`names_seen` tells apart."""
     out = []
     for m in _WORD.finditer(text):
         t = m.group(0)
@@ -105,16 +111,37 @@ def _capitalised(text: str) -> tuple[tuple[str, bool], ...]:
         if low in STOPWORDS or low in CHATTER or low in _NOT_SUBJECTS or low.rstrip("s") in _NOT_SUBJECTS:
             continue
         before = text[: m.start()]
-        first = bool(_SENTENCE_START.search(before)) and not _ABBREV.search(before.rstrip())
+        first = (bool(_SENTENCE_START.search(before)) and not _ABBREV.search(before.rstrip())) or t.isupper()
         for w in words(t):
             out.append((stem(w), first))
     return tuple(out)
 
 
+_LOWER_WORD = re.compile(r"(?<![\w'’-])[^\W\d_A-Z][^\W\d_]*(?![\w'’-])")
+
+
+@lru_cache(maxsize=100_000)
+def _lower_stems(text: str) -> frozenset[str]:
+    """Stems of the words written all in lower case (a word used as a common word)."""
+    return frozenset(stem(x) for w in _LOWER_WORD.findall(text) if w.islower() for x in words(w))
+
+
 def names_seen(texts: Iterable[str]) -> frozenset[str]:
-    """Stems of capitalised words seen somewhere not at the start of a sentence: names. A word
-    only ever capitalised because it opens a sentence ("Coffee at ...") is not one."""
-    return frozenset(s for t in texts for s, first in _capitalised(t) if not first)
+    """Stems of names: capitalised words seen somewhere not at the start of a sentence, and words
+    in capitals that the notes never write in lower case ("VAW", "KPLC"; "FIRST" is emphasis when
+    "first" is written elsewhere). A word only ever capitalised because it opens a sentence
+    ("Coffee at ...") is not one."""
+    texts = list(texts)
+    lower = frozenset().union(*(_lower_stems(t) for t in texts)) if texts else frozenset()
+    names = set()
+    capitals = set()
+    for t in texts:
+        for m in _WORD.finditer(t):
+            w = m.group(0)
+            if w.isupper() and len(w) >= 2 and not any(ch.isdigit() for ch in w):
+                capitals.update(stem(x) for x in words(w))
+        names.update(s for s, first in _capitalised(t) if not first)
+    return frozenset(names | (capitals - lower))
 
 
 def subjects_of(text: str, names: frozenset[str] | None = None) -> frozenset[str]:
@@ -186,10 +213,15 @@ def _hour(word: str) -> int:
     return int(word) if word.isdigit() else _HOUR_WORDS[word]
 
 
+# a time opening a (log) line, after a list marker or a task box: "09:30 Beat walked me through",
+# "- 17.15 Swiss German, lesson 4"
+_STAMP = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?)?(\d{1,2}[:.]\d{2})\b")
+
+
 def clock_times(text: str) -> frozenset[str]:
     """Times of day however written, as 24-hour "HH:MM": "18:00", "6 pm", "6:30pm", "six in the
     evening", "quarter past five", "noon"; "9.15" only with a part of the day ("9.15 am"): 12.50
-    is more often money. An hour with no part of the day after "at" ("at nine") or in words
+    is more often money, unless it opens a log line ("17.15 Swiss German"). An hour with no part of the day after "at" ("at nine") or in words
     ("quarter past five") is both readings, 09:00 and 21:00."""
     out = set()
     spans = []  # "half past 6 in the evening" is not also "6 in the evening"
@@ -204,6 +236,11 @@ def clock_times(text: str) -> frozenset[str]:
         else:
             readings = [minutes, minutes + 720]
         out.update(f"{r // 60 % 24:02d}:{r % 60:02d}" for r in readings)
+    stamp = _STAMP.match(text)
+    if stamp and "." in stamp.group(1):
+        hour, minute = (int(x) for x in stamp.group(1).split("."))
+        if hour <= 23 and minute <= 59:
+            out.add(f"{hour:02d}:{minute:02d}")
     for m in _BARE_HOUR.finditer(text):
         hour = _hour(m.group("h"))
         out.update({f"{hour % 12:02d}:00", f"{hour % 12 + 12:02d}:00"})
@@ -351,7 +388,6 @@ def _strong_values(values: frozenset[str]) -> frozenset[str]:
     )
 
 
-_STAMP = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?)?(\d{1,2}[:.]\d{2})\b")
 _UNIT = re.compile(r"\d\s?([^\W\d_]+)$")
 
 
@@ -742,7 +778,7 @@ class FactVectors:
 
 
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
-RULES_VERSION = 10  # 8 was a rule reverted (see git log); a cache saved under it is dropped
+RULES_VERSION = 11  # 8 was a rule reverted (see git log); a cache saved under it is dropped
 
 
 class FactPairCache:

@@ -675,3 +675,32 @@ def test_a_log_time_does_not_raise_the_similarity_bar():
     assert pair_strength(logged, plain, 0.89, cfg) == pytest.approx(1.89)
     assert pair_strength(dated, plain, 0.89, cfg) is None  # a real value on one side only
     assert pair_strength(dated, plain, 0.91, cfg) == pytest.approx(1.91)
+
+
+def test_a_quoted_word_an_initialled_surname_and_capitals_are_read_right():
+    """Written month 6: a word opening a quotation ('We did numbers. "Zwänzg" — okay') is
+    capitalised as a sentence is, not a name; the surname after an initial ("Prof. A.
+    Vermeulen") is one; a word in capitals is emphasis when the notes write it in lower case
+    elsewhere ("pill FIRST", written month 8) and an acronym when they never do ("VAW")."""
+    texts = [
+        'Dialect class at quarter past five. We did numbers. "Zwänzg" — okay.',
+        "Hauptbetreuerin: Prof. A. Vermeulen (VAW), since spring.",
+        "Note taped to the kettle: thyroid pill FIRST, tea 30 min later.",
+        "The first coffee of the day is the best one.",
+    ]
+    names = names_seen(texts)
+    assert subjects_of(texts[0], names) == frozenset()
+    assert subjects_of(texts[1], names) == {"vermeulen", "vaw"}
+    assert subjects_of(texts[2], names) == frozenset()
+    assert "first" not in names and "vaw" in names
+    # without the other notes a word in capitals is not known to be a name
+    assert subjects_of("Ask VAW about it") == frozenset()
+
+
+def test_a_log_line_opening_with_a_dotted_time_states_that_time():
+    """ "17.15 Swiss German, lesson 4" opens with the time the lesson starts, the same time as
+    "at 17:15 my first class"; inside a line "12.50" stays an amount."""
+    assert clock_times("17.15 Swiss German, lesson 4") == {"17:15"}
+    assert clock_times("- 9.05 called the bank") == {"09:05"}
+    assert clock_times("paid 12.50 today") == frozenset()
+    assert "17:15" in values_of("17.15 Swiss German, lesson 4")
