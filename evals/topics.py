@@ -100,6 +100,16 @@ WRITTEN: tuple[tuple[str, set[str]], ...] = (
     ("Boiler making a banging noise. Patel Heating services it every year, Dev is coming Tuesday.", {"home"}),
     ("recycling: blue bin out Wednesday night, collected Thursday early", {"home"}),
     ("From this week choir rehearses on **Wednesdays**, still 7.30 at St Chad's.", {"other"}),
+    (
+        "Then at 17:15 my first Züritüütsch class at the Volkshochschule, Wednesdays for twelve weeks.",
+        {"other"},
+    ),
+    (
+        "Uni: Email from Regula Baumgartner (Züritüütsch teacher) w/ homework: describe your flat in dialect.",
+        {"people", "other"},
+    ),
+    ("Mateo: CF Benimaclet alevines, Mon + Thu 18:00 at the poliesportiu. Quim took him today.", {"family"}),
+    ("Mila's swimming class moved to Saturdays at 9; her teacher is Ana.", {"family"}),
 )
 
 # the variant not adopted: a few descriptions per topic, nearest by embedding cosine

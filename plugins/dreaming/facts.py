@@ -157,18 +157,19 @@ def _stems(text: str) -> tuple[str, ...]:
 
 
 def name_phrases(text: str, subjects: frozenset[str]) -> frozenset[str]:
-    """Runs of adjacent subject words ("emma ree", "acm capit", "leipzig"): two lines naming the
-    same two different things are about one fact."""
+    """Runs of adjacent subject words ("emma ree", "acm capit", "leipzig"), in any order ("Beat
+    Hürlimann" and "Hürlimann (Beat)" are one name): two lines naming the same two different
+    things are about one fact."""
     phrases, run = set(), []
     for s in _stems(text):
         if s in subjects:
             run.append(s)
             continue
         if run:
-            phrases.add(" ".join(run))
+            phrases.add(" ".join(sorted(run)))
         run = []
     if run:
-        phrases.add(" ".join(run))
+        phrases.add(" ".join(sorted(run)))
     # a phrase inside another ("emma" in "emma ree") is the same name
     return frozenset(p for p in phrases if not any(p != q and p in q.split(" ") for q in phrases))
 
@@ -424,7 +425,19 @@ def _kinds(text: str, values: frozenset[str]) -> frozenset[str]:
     stamp = _STAMP.match(text)
     if stamp:
         values = values - {stamp.group(1).replace(".", ":"), stamp.group(1)}
-    return frozenset(_kind(v) for v in values)
+    return frozenset(_kind(v) for v in values if not _part_of_another(v, values))
+
+
+def _part_of_another(value: str, values: frozenset[str]) -> bool:
+    """A plain number that is a piece of another value of the same statement: the day of a date
+    ("25" of "25 october"), the count of an amount ("5000" of "5000 km"), a group of a number
+    written in groups ("47" of "963 47 22 18", read as "963472218"). It measures nothing of its
+    own, so it contradicts nothing."""
+    if not value.isdigit():
+        return False
+    return any(
+        w != value and (value in w.split(" ") or (w.isdigit() and len(w) >= 7 and value in w)) for w in values
+    )
 
 
 def conflicting(a: FactView, b: FactView) -> bool:
@@ -778,7 +791,7 @@ class FactVectors:
 
 
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
-RULES_VERSION = 11  # 8 was a rule reverted (see git log); a cache saved under it is dropped
+RULES_VERSION = 12  # 8 was a rule reverted (see git log); a cache saved under it is dropped
 
 
 class FactPairCache:

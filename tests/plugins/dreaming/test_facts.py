@@ -547,6 +547,15 @@ def test_an_items_own_tag_names_its_topic() -> None:
     assert topic_of("Emma Rees has her birthday on May 7 #random") == "people"
 
 
+def test_topic_words_that_mean_something_else_file_no_item() -> None:
+    """evals/topics.py: an insurance card, being on call and an adult's class are no People or
+    Family words (15 -> 6 items under a wrong heading); a dental visit is Health."""
+    assert topic_of("Teeth cleaning is booked for May 12, 8:45; bring the insurance card.") == "health"
+    assert topic_of("I'm on call every second week now; the rotation starts on Mondays.") == "projects"
+    assert topic_of("Then at 17:15 my first Züritüütsch class at the Volkshochschule.") == "other"
+    assert topic_of("Mila's class teacher is Mr. Hale; school pickup at 15:30.") == "family"
+
+
 def _recalled_seed_month(dream_host, config=None):
     files = month_files(with_office=False)
     host = dream_host(files, config)
@@ -704,3 +713,26 @@ def test_a_log_line_opening_with_a_dotted_time_states_that_time():
     assert clock_times("- 9.05 called the bank") == {"09:05"}
     assert clock_times("paid 12.50 today") == frozenset()
     assert "17:15" in values_of("17.15 Swiss German, lesson 4")
+
+
+def test_a_name_in_either_order_and_the_pieces_of_a_value_measure_nothing():
+    """Written month 6: "Beat Hürlimann (lab technician, HIL E floor)" and "lab: Hürlimann (Beat),
+    technician — ext. 2 33 18" name the same two things ("Beat Hürlimann" in either order, and
+    HIL), and the groups of a number written in groups, the day of a date and the count of an
+    amount are no plain numbers of their own (so no 'value only one states' bar, no contradiction
+    with another line's plain number)."""
+    texts = [
+        "09:30 Beat Hürlimann (lab technician, HIL E floor) walked me through the Picarro again. He's"
+        " the one to go to when it throws errors, not the postdocs.",
+        "lab: Hürlimann (Beat), technician — ext. 2 33 18, office HIL E 21.1",
+    ]
+    names = names_seen(texts)
+    a, b = (fact_view(f"t{i}", t, {f"memory/t{i}.md"}, names) for i, t in enumerate(texts))
+    assert a.phrases & b.phrases == {"beat hürlimann", "hil"}
+    assert pair_strength(a, b, 0.5, GroupingConfig()) is not None  # two names shared: one fact
+    phone = fact_view("p", "car stuff: Vicent @ Benlloch: 963 47 22 18, ask for him", {"memory/p.md"})
+    assert phone.kinds == {"long"}
+    race = fact_view("r", "signed up for the Lausanne half, Sun 25 Oct, bib comes by post", {"memory/r.md"})
+    assert race.kinds == {"date"}
+    km = fact_view("k", "the service is due at 5000 km", {"memory/k.md"})
+    assert km.kinds == {"unit:km"}
