@@ -235,6 +235,7 @@ def search_cmd(
             click.echo(
                 f"     cos {fmt(e['cosine'])}  bm25 {fmt(e['bm25'])}  hybrid {fmt(e['hybrid'])}  decay {fmt(e['decay'])}"
                 f"  mmr-penalty {fmt(e['mmr_penalty'], 2)}{'  (lexical rescue)' if e['rescued'] else ''}"
+                + (f"  answers: {r['extra']['answers']}" if (r.get("extra") or {}).get("answers") else "")
             )
     if explain:
         legs = outcome.legs

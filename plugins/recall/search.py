@@ -25,6 +25,7 @@ from lifelong.markdown import estimate_tokens, strip_comments
 from lifelong.privacy import corpus_predicate
 from lifelong.text import fold, is_stopword, stem, words
 
+from .answer import asked_kind, asked_stems, holds_kind
 from .chunking import ROLE_RE, SPEAKER_RE
 from .index import RecallIndex, is_generated_path
 from .scoring import (
@@ -321,6 +322,12 @@ _CAND_COLS = (
     "id, path, corpus, start_line, end_line, heading, text, source_date, evergreen, generated, "
     "validity_end, superseded_by"
 )
+
+
+def _under(heading: str | None, terms: Sequence[str]) -> bool:
+    """Whether a unit's heading path holds a query term ("## Food bank" over "- we're in St
+    Bride's church hall"): the unit is about what the query names."""
+    return bool(heading) and any(t in term_counts(heading)[0] for t in terms)
 
 
 def _candidate(row: tuple) -> Candidate:
@@ -674,6 +681,9 @@ class Searcher:
         floor, miss = cfg["decay_floor"], cfg["period_miss_factor"]
         slack = cfg["period_slack_days"] * 86400.0
         speaker_boost = cfg["speaker_boost"]
+        answer_boost = cfg["answer_boost"]
+        kind = asked_kind(req.query) if answer_boost else None
+        asked = asked_stems(req.query)
         asked_words = set(words(req.query))
         roles: dict[int, dict[int, tuple[str, ...]]] = {}  # chunk id -> its lines' continued speakers
         names_asked = speaker_names_asked(asked_words)
@@ -730,13 +740,18 @@ class Searcher:
                     who = roles[cid].get(a, ())
                 if speaker_asked(who, asked_words):
                     hybrid *= 1.0 + speaker_boost
+            answers = (
+                kind is not None and (lex > 0 or _under(heading, terms)) and holds_kind(text, kind, asked)
+            )
+            if answers:
+                hybrid *= 1.0 + answer_boost
             score = hybrid * decays[cid]
             key = (chunks[cid].path, a, b)
             if key not in best or score > best[key][0]:
-                best[key] = (score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid)
+                best[key] = (score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers)
         keep = 2 * max(cfg["mmr_pool"], 3 * req.max_results)
         out: list[Candidate] = []
-        for score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid in heapq.nlargest(
+        for score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers in heapq.nlargest(
             keep, best.values(), key=lambda r: r[0]
         ):
             c = replace(chunks[cid], start_line=a, end_line=b, text=text, heading=heading)
@@ -744,6 +759,8 @@ class Searcher:
             c.hybrid, c.decay, c.score = hybrid, decays[cid], score
             if uid >= 0:
                 c.extra = {**c.extra, "unit_id": uid}
+            if answers:  # holds the kind of answer the question asks for (``answer_boost``)
+                c.extra = {**c.extra, "answers": kind}
             out.append(c)
         return out
 

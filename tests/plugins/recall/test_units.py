@@ -620,3 +620,58 @@ def test_an_abbreviation_in_a_note_is_found_by_its_word(make_host) -> None:
         report = service.index_for(host.ctx).sync()
     assert report.plan.modified == ("memory/2026-03-20.md",)
     assert host.store.query(fts, ("doctor",))[0]["n"] == 1
+
+
+def test_the_kind_of_answer_a_question_asks_for_is_read_from_its_question_word() -> None:
+    from lifelong_plugins.recall.answer import asked_kind, asked_stems
+    from lifelong_plugins.recall.answer import holds_kind as holds_for
+
+    def holds_kind(text: str, kind: str, query: str) -> bool:
+        return holds_for(text, kind, asked_stems(query))
+
+    assert asked_kind("where is the food bank held") == "place"
+    assert asked_kind("address for the food bank now") == "place"
+    assert asked_kind("when is my half marathon") == "time"
+    assert asked_kind("which day is our turn in the basement") == "time"
+    assert asked_kind("who is my PhD advisor") == "person"
+    assert asked_kind("how much do I pay for the apartment") == "amount"
+    assert asked_kind("what activities does Melanie do?") is None
+    q = "where is the food bank held"
+    assert not holds_kind("Food bank in the morning, busy.", "place", q)  # the subject, no place
+    assert holds_kind("- we're in St Bride's church hall on Hyndland Road", "place", q)
+    assert holds_kind("Food bank: Clarence Drive (old library), Tuesdays 10-1.", "place", q)
+    # a speaker mark, a [D1:3] tag and a sentence's first word name no one
+    assert not holds_kind("- [D1:3] Caroline: I went to a support group.", "person", "who did I meet")
+    assert holds_kind("- [D1:3] Caroline: I met Melanie there.", "person", "who did I meet")
+    assert not holds_kind("Caroline met her.", "person", "who did Caroline meet")  # the query's own name
+    assert holds_kind("I went to a support group yesterday", "time", "when did I go")
+    assert not holds_kind("You may come along.", "time", "when can I come")  # "may" the verb
+    assert holds_kind("Rent is EUR 950 a month", "amount", "how much is the rent")
+
+
+def test_a_line_holding_the_asked_kind_of_answer_outranks_one_that_only_names_the_subject(make_host) -> None:
+    """Written month 8: "where is the food bank held" ranked "Food bank in the morning, busy." (short,
+    every query word) above the line saying where it is; the line holding a place scores
+    ``1 + answer_boost`` times higher, and without the rule the short line wins."""
+    files = {
+        "memory/2026-03-10.md": "# 2026-03-10\n\nFood bank in the morning, busy.\n",
+        "memory/2026-03-11.md": (
+            "# 2026-03-11\n\nWe're in St Bride's church hall on Hyndland Road for the food bank, doors at 10,"
+            " tins table again.\n"
+        ),
+        "memory/2026-03-12.md": "# 2026-03-12\n\nPancakes for tea, then an early night.\n",
+        "memory/2026-03-13.md": "# 2026-03-13\n\nRain all day; finished the crossword.\n",
+        "memory/2026-03-14.md": "# 2026-03-14\n\nIsla played the fiddle for an hour.\n",
+    }
+    host = make_host(files, **RECALL)
+    off = make_host(files, {"plugins": {"recall": {"answer_boost": 0}}}, **RECALL)
+    with clock.pinned(NOW):
+        boosted = search(host, "where is the food bank held", min_score=0, max_results=5)
+        plain = search(off, "where is the food bank held", min_score=0, max_results=5)
+    assert boosted[0].path == "memory/2026-03-11.md" and plain[0].path == "memory/2026-03-10.md"
+    mine, other = {c.path: c.hybrid for c in boosted}, {c.path: c.hybrid for c in plain}
+    place, subject = "memory/2026-03-11.md", "memory/2026-03-10.md"
+    assert abs(mine[place] - 1.1 * other[place]) < 1e-6 and abs(mine[subject] - other[subject]) < 1e-6
+    assert (
+        boosted[0].extra.get("answers") == "place" and "answers" not in plain[0].extra
+    )  # --explain shows it
