@@ -164,6 +164,8 @@ class Comparison:
 # Vocabulary
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# the short forms other readers accept ("Tue", "Thurs"): the three-letter ones and a few longer
+WEEKDAY_SHORT_FORMS = (*(d[:3] for d in WEEKDAYS), "tues", "thur", "thurs")
 _WEEKDAY_FORMS = {
     **{d: d for d in WEEKDAYS},
     **{d + "s": d for d in WEEKDAYS},

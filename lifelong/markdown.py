@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from .facts import MONTH_PATTERN, WEEKDAYS
+from .facts import MONTH_PATTERN, WEEKDAY_SHORT_FORMS, WEEKDAYS
 
 _md = MarkdownIt("commonmark").enable("table")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -74,8 +74,7 @@ _STARTS_WITH_TIME = re.compile(
 )
 
 
-_WEEKDAY_FORMS = {*WEEKDAYS, *(d[:3] for d in WEEKDAYS), "tues", "thur", "thurs"}  # "Tue", "Thurs"
-_WEEKDAY_WORD = "(?:" + "|".join(sorted(_WEEKDAY_FORMS, key=len, reverse=True)) + ")"
+_WEEKDAY_WORD = "(?:" + "|".join(sorted({*WEEKDAYS, *WEEKDAY_SHORT_FORMS}, key=len, reverse=True)) + ")"
 _WEEKDAY_SHORT = r"(?:mo|di|mi|do|fr|sa|so)"  # German, only before a date ("Mo 28.9.")
 _TITLE_DATE = (
     rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\.\d{{1,2}}\.(?:\d{{2,4}})?|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}}|(?=\s*(?:[—–:|,-]|$)))"

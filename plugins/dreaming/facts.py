@@ -121,9 +121,17 @@ _LOWER_WORD = re.compile(r"(?<![\w'’-])[^\W\d_A-Z][^\W\d_]*(?![\w'’-])")
 
 
 @lru_cache(maxsize=100_000)
-def _lower_stems(text: str) -> frozenset[str]:
-    """Stems of the words written all in lower case (a word used as a common word)."""
-    return frozenset(stem(x) for w in _LOWER_WORD.findall(text) if w.islower() for x in words(w))
+def _case_stems(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(stems of the words written all in lower case: used as common words, stems of the words
+    written in capitals: "VAW", "FIRST"), once per line (every night reads every candidate)."""
+    lower = frozenset(stem(x) for w in _LOWER_WORD.findall(text) if w.islower() for x in words(w))
+    capitals = frozenset(
+        stem(x)
+        for m in _WORD.finditer(text)
+        if (w := m.group(0)).isupper() and len(w) >= 2 and not any(ch.isdigit() for ch in w)
+        for x in words(w)
+    )
+    return lower, capitals
 
 
 def names_seen(texts: Iterable[str]) -> frozenset[str]:
@@ -131,15 +139,13 @@ def names_seen(texts: Iterable[str]) -> frozenset[str]:
     in capitals that the notes never write in lower case ("VAW", "KPLC"; "FIRST" is emphasis when
     "first" is written elsewhere). A word only ever capitalised because it opens a sentence
     ("Coffee at ...") is not one."""
-    texts = list(texts)
-    lower = frozenset().union(*(_lower_stems(t) for t in texts)) if texts else frozenset()
-    names = set()
-    capitals = set()
+    names: set[str] = set()
+    lower: set[str] = set()
+    capitals: set[str] = set()
     for t in texts:
-        for m in _WORD.finditer(t):
-            w = m.group(0)
-            if w.isupper() and len(w) >= 2 and not any(ch.isdigit() for ch in w):
-                capitals.update(stem(x) for x in words(w))
+        low, caps = _case_stems(t)
+        lower |= low
+        capitals |= caps
         names.update(s for s, first in _capitalised(t) if not first)
     return frozenset(names | (capitals - lower))
 
@@ -222,8 +228,9 @@ _STAMP = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?)?(\d{1,2}[:.]\d{2})\b")
 def clock_times(text: str) -> frozenset[str]:
     """Times of day however written, as 24-hour "HH:MM": "18:00", "6 pm", "6:30pm", "six in the
     evening", "quarter past five", "noon"; "9.15" only with a part of the day ("9.15 am"): 12.50
-    is more often money, unless it opens a log line ("17.15 Swiss German"). An hour with no part of the day after "at" ("at nine") or in words
-    ("quarter past five") is both readings, 09:00 and 21:00."""
+    is more often money, unless it opens a log line ("17.15 Swiss German"). An hour with no part
+    of the day after "at" ("at nine") or in words ("quarter past five") is both readings, 09:00
+    and 21:00."""
     out = set()
     spans = []  # "half past 6 in the evening" is not also "6 in the evening"
     for m in _QUARTER.finditer(text):

@@ -28,7 +28,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lifelong.facts import MONTH_PATTERN, WEEKDAYS
+from lifelong.facts import MONTH_PATTERN, WEEKDAY_SHORT_FORMS, WEEKDAYS
 from lifelong.text import STOPWORDS, spelled_numbers, stem, words
 
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -73,7 +73,7 @@ _CLOCK = re.compile(
 )
 _DATE = re.compile(
     rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}[./]\d{{1,2}}(?:[./]\d{{2,4}})?\b"
-    rf"|\b(?:{'|'.join(WEEKDAYS)})s?\b|\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b\.?"
+    rf"|\b(?:{'|'.join(WEEKDAYS)})s?\b|\b(?:{'|'.join(WEEKDAY_SHORT_FORMS)})\b\.?"
     r"|\b\d{1,2}(?:st|nd|rd|th)\b",
     re.I,
 )

@@ -683,7 +683,7 @@ class Searcher:
         speaker_boost = cfg["speaker_boost"]
         answer_boost = cfg["answer_boost"]
         kind = asked_kind(req.query) if answer_boost else None
-        asked = asked_stems(req.query)
+        asked = asked_stems(req.query) if kind is not None else frozenset()
         asked_words = set(words(req.query))
         roles: dict[int, dict[int, tuple[str, ...]]] = {}  # chunk id -> its lines' continued speakers
         names_asked = speaker_names_asked(asked_words)
