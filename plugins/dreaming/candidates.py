@@ -21,7 +21,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -29,6 +29,7 @@ from lifelong.errors import LifelongError
 from lifelong.privacy import is_private, is_private_text
 from lifelong.workspace import daily_date
 
+from .facts import FactVectors, GroupingConfig, fact_view, names_seen, pair_strength
 from .linemap import LineMaps, line_hashes
 from .snippets import (
     ParseStats,
@@ -266,6 +267,7 @@ class Credit:
     key: str  # the candidate key the snippet resolves to (its own key when not staged yet)
     overlap: float
     coverage: float
+    corroborated: bool = False  # credited with another statement of its fact (:func:`corroborate`)
 
 
 def credit_search(
@@ -279,7 +281,7 @@ def credit_search(
       ``relative`` x the best coverage) is an incidental match, not what was looked up, unless
       the search ranked it above every other line it names ("medical practice address" ranked
       "My GP: Dr. Novak, practice on ..." first; a Quillmark "new address" line covers the rarer
-      word but ranked below it);
+      word but ranked below it), or another statement of its fact came with it (:func:`corroborate`);
     - of two credited lines that say nearly the same thing (Jaccard >= ``sibling``: last week's
       plumber visit and today's), the newer one keeps the credit (then the one ranked higher)."""
     here = {c.key for c in credits}
@@ -297,7 +299,7 @@ def credit_search(
     heads: list[tuple[Credit, frozenset[str]]] = []
     passed: list[bool] = []
     for c in ranked:
-        ok = c.coverage >= relative * best or c.key in exempt or c.event.score >= top
+        ok = c.coverage >= relative * best or c.key in exempt or c.event.score >= top or c.corroborated
         tokens = _similarity_tokens(c.snippet.text)
         for i, (h, t) in enumerate(heads):
             if c.key == h.key or jaccard(tokens, t) >= sibling:
@@ -511,6 +513,7 @@ class LightReport:
     events_moved: int = 0  # lines that moved between the search and the run (attributed where they are now)
     events_not_daily: int = 0
     credits_dropped_in_search: int = 0
+    corroborated: int = 0  # weak lines credited because the search returned another statement of their fact
     signals: int = 0
     reinforced: int = 0
     skipped_marker_lines: int = 0
@@ -723,9 +726,11 @@ def credits_by_search(
     reader: DailyReader,
     cfg: dict[str, Any],
     report: LightReport,
-) -> dict[SearchId, list[Credit]]:
+) -> tuple[dict[SearchId, list[Credit]], dict[SearchId, list[Credit]]]:
     """For each group, the snippets of its lines that the query names (IDF-weighted coverage over
-    the staged vocabulary), or the one line a strong hit pointed at; collected per search."""
+    the staged vocabulary), or the one line a strong hit pointed at; collected per search. Also
+    returns, per search, the single lines it returned at ``attribution_min_score_corroborated`` or
+    above but credited by no rule (for :func:`corroborate`)."""
     for rel in sorted({rel for rel, *_ in groups}):
         reader.snippets(rel)
     vocab = Vocabulary()
@@ -747,6 +752,9 @@ def credits_by_search(
     searches: dict[tuple[str, float], list[Credit]] = defaultdict(list)
     # per search and daily: its best line sharing no word with the query
     paraphrased: dict[tuple[str, float, str], Credit] = {}
+    # per search: the lines it returned too weakly to credit alone (see :func:`corroborate`)
+    weak_floor = cfg["attribution_min_score_corroborated"]
+    weak: dict[tuple[str, float], list[Credit]] = defaultdict(list)
     for (rel, start, end, qhash), evs in groups.items():
         snippets = reader.snippets(rel)
         idx = [i for i, s in enumerate(snippets or []) if s.overlaps(start, end)]
@@ -780,6 +788,8 @@ def credits_by_search(
                     best = paraphrased.get((qhash, e.ts, rel))
                     if best is None or e.score > best.event.score:
                         paraphrased[(qhash, e.ts, rel)] = credit
+                elif e.score >= weak_floor:
+                    weak[(qhash, e.ts)].append(credit)
             continue
         if not found:
             report.events_unattributed += len(evs)
@@ -790,7 +800,55 @@ def credits_by_search(
                 searches[(qhash, ev.ts)].append(Credit(ev, snippet, key, overlap, cov))
     for (qhash, ts, _rel), credit in paraphrased.items():
         searches[(qhash, ts)].append(credit)
-    return searches
+    return searches, weak
+
+
+def corroborate(
+    weak: dict[SearchId, list[Credit]],
+    pool: CandidatePool,
+    vectors: FactVectors | None,
+    cfg: dict[str, Any],
+) -> dict[SearchId, list[Credit]]:
+    """The weak lines of each search that another weak line of the same search, written in another
+    daily, states as the same fact (:func:`facts.pair_strength`, the test fact grouping joins lines
+    by). One line returned at 0.28 is as often an incidental neighbour as the answer; two
+    statements of one fact returned together are the search finding that fact ("how to contact
+    the owner of the apartment" returned "Landlord is Pieter Brandt; reach him on WhatsApp" and
+    "Flat: Pieter Brandt owns it; WhatsApp only" at 0.28 and 0.26 under a rent line sharing the
+    word 'apartment'). A line said once, as chit-chat is, has no second statement to corroborate
+    it. The two must hold the same words of the query (none, for a paraphrase): "umbrella at the
+    café" returned "Left my umbrella at Bonanza" for its word and "Coffee at Bonanza; the barista
+    remembered my order" for the café; alike as they are, the second is no second statement of
+    what was asked."""
+    pending = {s: cs for s, cs in weak.items() if len({c.snippet.path for c in cs}) >= 2}
+    if not pending:
+        return {}
+    texts = {c.key: c.snippet.text for cs in pending.values() for c in cs}
+    names = names_seen([*(c.text for c in pool.candidates.values()), *texts.values()])
+    views = {k: fact_view(k, t, (), names) for k, t in texts.items()}
+    if vectors is not None:
+        vectors.load(texts)
+    cosine = vectors.cosine if vectors is not None and not vectors.failed else None
+    grouping = GroupingConfig.from_config(cfg)
+    out: dict[SearchId, list[Credit]] = {}
+    for search, credits in pending.items():
+        asked = asked_tokens(credits[0].event.query)
+        words = [frozenset.union(*attribution_tokens(c.snippet)) & asked for c in credits]
+        joined: set[int] = set()
+        for i, a in enumerate(credits):
+            for j in range(i + 1, len(credits)):
+                b = credits[j]
+                if a.snippet.path == b.snippet.path or a.key == b.key:
+                    continue  # two lines of one daily are two facts
+                if words[i] != words[j]:
+                    continue  # found for different reasons: the umbrella note and a coffee at its café
+                ka, kb = sorted((a.key, b.key))
+                cos = cosine(ka, kb) if cosine is not None else None
+                if pair_strength(views[ka], views[kb], cos, grouping) is not None:
+                    joined |= {i, j}
+        if joined:
+            out[search] = [replace(credits[i], corroborated=True) for i in sorted(joined)]
+    return out
 
 
 def dated_index(pool: CandidatePool, threshold: float) -> dict[str, NearDuplicateIndex]:
@@ -915,7 +973,13 @@ def light(ctx: Any, run: Any) -> LightResult:
     events = read_events(store, watermark, now_ts)
     report.events_read = len(events)
     groups = locate_events(ctx, events, now.date(), set(cfg["count_sources"]), report)
-    searches = credits_by_search(groups, pool, reader, cfg, report)
+    searches, weak = credits_by_search(groups, pool, reader, cfg, report)
+    vectors = None
+    if cfg.get("fact_embeddings", True):
+        vectors = FactVectors(store, ctx.embedder, lambda m: ctx.log("dreaming", m))
+    for search, credits in corroborate(weak, pool, vectors, cfg).items():
+        searches[search].extend(credits)
+        report.corroborated += len(credits)
     touched |= apply_credits(searches, groups, pool, reader, cfg, now_ts, run.run_id, report)
     report.signals = len(pool.new_signals)
     watermark_next = max([watermark, *(e.ts for e in events)]) if events else watermark

@@ -126,3 +126,88 @@ def test_a_line_sharing_only_the_asked_for_word_is_not_credited(dream_host) -> N
     record_event(host, fair, 3, 3, "which evening do I have language lessons", when, score=0.283)
     dream(host, at("2026-09-29"))
     assert [p for p, _ in _credited(host)] == [lesson]
+
+
+LANDLORD_A, LANDLORD_B, RENT_PAID = "memory/2026-09-11.md", "memory/2026-09-20.md", "memory/2026-09-18.md"
+LANDLORD_FILES = {
+    LANDLORD_A: "# 2026-09-11\n\n- Landlord is Pieter Brandt; reach him on WhatsApp, he does not read email.\n",
+    LANDLORD_B: "# 2026-09-20\n\n- **Flat:** Pieter Brandt owns it; WhatsApp only, he ignores email.\n",
+    RENT_PAID: "# 2026-09-18\n\n- Paid the 1250 euros for the apartment, same as every month.\n"
+    "- Listened to a podcast about container ships.\n",
+}
+
+
+def test_two_weak_statements_of_one_fact_in_one_search_are_credited(dream_host) -> None:
+    """'how to contact the owner of the apartment' returned a rent line first (it shares
+    'apartment') and, under the paraphrase floor, both statements of the landlord fact, written
+    on two days (written month 2). Two statements of one fact returned together are the search
+    finding that fact (the real embedder says they state one fact): the fact gets the search,
+    through its newer statement (of two credited lines this alike, the newer one speaks for
+    both, as for any search). A weak line with no second statement (the podcast) is not
+    credited, nor is one statement returned alone."""
+    host = dream_host(LANDLORD_FILES, config={"embedding": {"provider": "local"}})
+    q = "how to contact the owner of the apartment"
+    when = at("2026-09-24", 18)
+    record_event(host, RENT_PAID, 3, 3, q, when, score=0.482)
+    record_event(host, LANDLORD_A, 3, 3, q, when, score=0.284)
+    record_event(host, LANDLORD_B, 3, 3, q, when, score=0.263)
+    record_event(host, RENT_PAID, 4, 4, q, when, score=0.262)
+    alone = "contact details of the property owner"
+    record_event(host, RENT_PAID, 3, 3, alone, at("2026-09-24", 19), score=0.482)
+    record_event(host, LANDLORD_A, 3, 3, alone, at("2026-09-24", 19), score=0.284)
+    dream(host, at("2026-09-25"))
+    by_query = sorted(
+        host.store.conn.execute(
+            "SELECT c.text, e.query FROM dream_signals s JOIN dream_candidates c ON c.key = s.key"
+            " JOIN recall_events e ON e.id = s.event_id"
+        ).fetchall()
+    )
+    assert by_query == sorted(
+        [
+            ("Paid the 1250 euros for the apartment, same as every month.", q),
+            ("**Flat:** Pieter Brandt owns it; WhatsApp only, he ignores email.", q),
+            ("Paid the 1250 euros for the apartment, same as every month.", alone),
+        ]
+    )
+
+
+def test_without_the_rule_the_weak_statements_are_not_credited(dream_host) -> None:
+    """The same search with the corroboration floor above the two lines' scores credits only the
+    rent line: the rule above is what credits the landlord."""
+    host = dream_host(
+        LANDLORD_FILES,
+        config={
+            "embedding": {"provider": "local"},
+            "plugins": {"dreaming": {"attribution_min_score_corroborated": 0.3}},
+        },
+    )
+    q = "how to contact the owner of the apartment"
+    when = at("2026-09-24", 18)
+    record_event(host, RENT_PAID, 3, 3, q, when, score=0.482)
+    record_event(host, LANDLORD_A, 3, 3, q, when, score=0.284)
+    record_event(host, LANDLORD_B, 3, 3, q, when, score=0.263)
+    dream(host, at("2026-09-25"))
+    assert _credited_texts(host) == {"Paid the 1250 euros for the apartment, same as every month."}
+
+
+def test_two_weak_lines_found_for_different_words_corroborate_nothing(dream_host) -> None:
+    """'umbrella at the café' returned an old umbrella note first, then, weakly, 'Left my umbrella
+    at Bonanza' (for the word 'umbrella') and 'Coffee at Bonanza; the barista remembered my order'
+    (for the café). The two name one café and sit close in meaning, but the coffee is no second
+    statement of the umbrella: only the line holding both words is credited (persona months
+    promoted the coffee chit-chat this way)."""
+    old, umbrella, coffee = "memory/2026-04-02.md", "memory/2026-04-07.md", "memory/2026-04-06.md"
+    host = dream_host(
+        {
+            old: "# 2026-04-02\n\n- Left my umbrella at the corner café, must pick it up.\n",
+            umbrella: "# 2026-04-07\n\n- Left my umbrella at Bonanza, must pick it up.\n",
+            coffee: "# 2026-04-06\n\n- Coffee at Bonanza; the barista remembered my order.\n",
+        },
+        config={"embedding": {"provider": "local"}},
+    )
+    when = at("2026-04-30", 18)
+    record_event(host, old, 3, 3, "umbrella at the café", when, score=0.52)
+    record_event(host, umbrella, 3, 3, "umbrella at the café", when, score=0.36)
+    record_event(host, coffee, 3, 3, "umbrella at the café", when, score=0.30)
+    dream(host, at("2026-05-01"))
+    assert _credited_texts(host) == {"Left my umbrella at the corner café, must pick it up."}
