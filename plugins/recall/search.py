@@ -24,6 +24,7 @@ from lifelong.contracts import Candidate, SearchRequest
 from lifelong.markdown import estimate_tokens, strip_comments
 from lifelong.privacy import corpus_predicate
 from lifelong.text import fold, is_stopword, stem, words
+from lifelong.workspace import daily_date
 
 from .answer import asked_kind, asked_stems, holds_kind
 from .chunking import ROLE_RE, SPEAKER_RE
@@ -579,6 +580,48 @@ class Searcher:
                 return out
             pool = min(n, pool * 4)  # the filters removed too many: widen the coarse pool
 
+    def period_leg(self, qvec: np.ndarray, when: Any, where: str, params: list[Any]) -> dict[int, float]:
+        """The ``period_pool`` chunks of the dailies dated inside a period the query names ("in
+        October 2023", "last week"; up to ``period_slack_days`` after it) nearest the query,
+        whatever their rank in the whole index: a daily of that week that shares no word with the
+        question and sits below the vector leg's pool is still a candidate ("what was Dave doing
+        in the first weekend of October" -> "Last Friday I went to the car show"). Skipped for an
+        open period ("as of", "before") and when the period's dailies hold more than
+        ``period_max_chunks`` chunks (the legs and the period factor rank those). Reads the
+        dailies at the top of memory/ (``memory/2023-10-07.md``), a range of the path index."""
+        if when.period is None:
+            return {}
+        start, end = when.period
+        if start <= 0:
+            return {}
+        end += self.config["period_slack_days"] * 86400.0
+        tz = self.index.ws.timezone
+        first = dt.datetime.fromtimestamp(start, tz).date()
+        last = dt.datetime.fromtimestamp(end, tz).date() + dt.timedelta(days=1)
+        cap = self.config["period_max_chunks"]
+        # dailies are named memory/YYYY-MM-DD[-topic].md: the period's are one range of the path
+        # index, whatever the size of the index
+        rows = self.conn.execute(
+            "SELECT id, path FROM chunks WHERE path >= ? AND path < ? LIMIT ?",
+            [f"memory/{first.isoformat()}", f"memory/{last.isoformat()}", cap + 1],
+        ).fetchall()
+        if len(rows) > cap:
+            return {}
+        ids = []
+        for cid, path in rows:
+            day = daily_date(path)
+            if (
+                day is not None
+                and start <= dt.datetime(day.year, day.month, day.day, tzinfo=tz).timestamp() < end
+            ):
+                ids.append(cid)
+        if not ids:
+            return {}
+        sims = self.cosines(qvec, ids)
+        ok = _passing(self.conn, list(sims), where, params)
+        best = sorted(((sim, cid) for cid, sim in sims.items() if cid in ok), reverse=True)
+        return {cid: sim for sim, cid in best[: self.config["period_pool"]]}
+
     def cosines(self, qvec: np.ndarray, ids: list[int]) -> dict[int, float]:
         """chunk id -> cosine with the query, for the chunks of ``ids`` that have a vector."""
         return self._stored_cosines(
@@ -855,6 +898,16 @@ class Searcher:
             t0 = time.monotonic()
             vec = self.vector_leg(qvec, where, params, pool)
             legs["vector_ms"] = (time.monotonic() - t0) * 1000
+            if cfg["period_pool"]:
+                t0 = time.monotonic()
+                found = self.period_leg(
+                    qvec, query_time(req.query, at, self.index.ws.timezone), where, params
+                )
+                if found:
+                    legs["period_hits"] = len(found)
+                    legs["period_ms"] = (time.monotonic() - t0) * 1000
+                    for cid, sim in found.items():
+                        vec.setdefault(cid, sim)
         if fts_job is not None:
             fts, legs["fts_ms"] = fts_job.result()
             legs["parallel_legs"] = True

@@ -4,7 +4,7 @@ about an event's time ("when did ...", "the first time ...") so recency must not
 Understood (English, case-insensitive): ``today``, ``yesterday``, ``this``/``last``
 ``week``/``month``/``year``, ``N days``/``weeks ago``, ``last Monday`` / ``on Monday``, ``in March``
 (``in March 2023``), ``on 8 May`` / ``May 8th`` / ``8th of May`` (with an optional year), ``in
-2023``, ISO dates ``2023-05-08``; after ``as of``, ``until`` or ``up to``, a date ends the period
+2023``, ``the first week of April`` / ``the last weekend of October 2023``, ISO dates ``2023-05-08``; after ``as of``, ``until`` or ``up to``, a date ends the period
 instead (everything up to it). A period without a year is the latest one that has begun by
 ``now``. Periods are half-open ``[start, end)`` in epoch seconds, days in the workspace time zone.
 """
@@ -32,6 +32,21 @@ MONTH_DAY = re.compile(rf"\b{_MONTH}\s+{_DAY}\b{_YEAR}", re.IGNORECASE)
 IN_MONTH = re.compile(
     rf"\b(?:in|during|of|since)\s+(?:early\s+|late\s+|mid-?\s*)?{_MONTH}\b{_YEAR}", re.IGNORECASE
 )
+WEEK_OF = re.compile(
+    rf"\b(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+(week|weekend)\s+(?:of|in)\s+{_MONTH}\b{_YEAR}",
+    re.IGNORECASE,
+)
+_ORDINALS = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "last": -1,
+}
 IN_YEAR = re.compile(r"\b(?:in|during|of)\s+(\d{4})\b", re.IGNORECASE)
 AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six)\s+(day|week|month)s?\s+ago\b", re.IGNORECASE)
 RELATIVE = re.compile(
@@ -57,6 +72,24 @@ def _span(a: dt.date, b: dt.date, tz: dt.tzinfo) -> tuple[float, float]:
 def _month_span(year: int, month: int) -> tuple[dt.date, dt.date]:
     nxt = dt.date(year + (month == 12), month % 12 + 1, 1)
     return dt.date(year, month, 1), nxt
+
+
+def _week_of(year: int, month: int, nth: int, weekend: bool) -> tuple[dt.date, dt.date]:
+    """The ``nth`` (-1: last) week of a month (days 1-7, 8-14, ...; the last: its final seven
+    days) or weekend (its nth Saturday and the Sunday after)."""
+    first, nxt = _month_span(year, month)
+    if weekend:
+        saturday = first + dt.timedelta(days=(5 - first.weekday()) % 7)
+        if nth == -1:
+            while saturday + dt.timedelta(days=7) < nxt:
+                saturday += dt.timedelta(days=7)
+        else:
+            saturday += dt.timedelta(days=7 * (nth - 1))
+        return saturday, saturday + dt.timedelta(days=2)
+    if nth == -1:
+        return nxt - dt.timedelta(days=7), nxt
+    start = first + dt.timedelta(days=7 * (nth - 1))
+    return start, min(start + dt.timedelta(days=7), nxt)
 
 
 def _safe_day(year: int, month: int, day: int) -> dt.date | None:
@@ -91,6 +124,13 @@ def query_time(query: str, now: dt.datetime, tz: dt.tzinfo) -> QueryTime:
             if day:
                 period, label, used = (day, day + dt.timedelta(days=1)), day.isoformat(), m
                 break
+    if period is None and (m := WEEK_OF.search(query)):
+        month = MONTH_NUMBERS[m.group(3).lower()]
+        year = int(m.group(4)) if m.group(4) else today.year
+        if not m.group(4) and dt.date(year, month, 1) > today:
+            year -= 1
+        period = _week_of(year, month, _ORDINALS[m.group(1).lower()], m.group(2).lower() == "weekend")
+        label, used = f"{period[0].isoformat()}..{(period[1] - dt.timedelta(days=1)).isoformat()}", m
     if period is None and (m := IN_MONTH.search(query)):
         month = MONTH_NUMBERS[m.group(1).lower()]
         year = int(m.group(2)) if m.group(2) else today.year

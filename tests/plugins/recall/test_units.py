@@ -216,6 +216,20 @@ def test_query_dates_resolve_against_now_and_prefer_that_period(make_host) -> No
     assert as_of.label == "up to 2026-03"
     assert query_time("what was open until 8 May?", now, tz).period[1] == day("2025-05-09")
     assert query_time("the state of March 2026", now, tz).period[0] == day("2026-03-01")  # not "as of"
+    # the nth week (days 1-7, 8-14, ...; the last seven) or weekend (nth Saturday and Sunday) of a month
+    assert query_time("where was I the first weekend of March 2026", now, tz).period == (
+        day("2026-03-07"),
+        day("2026-03-09"),
+    )
+    assert query_time("trip in the second week of February", now, tz).period == (
+        day("2026-02-08"),
+        day("2026-02-15"),
+    )
+    assert query_time("the last week of February 2026", now, tz).period == (
+        day("2026-02-22"),
+        day("2026-03-01"),
+    )
+    assert query_time("the last weekend of May", now, tz).period == (day("2025-05-31"), day("2025-06-02"))
     assert query_time("when did Gina lose her job?", now, tz).no_decay
     assert not query_time("what is the offsite venue?", now, tz).no_decay
     files = {
@@ -256,6 +270,31 @@ def test_notes_written_just_after_a_named_period_count_as_partly_inside_it(make_
             assert by_path[expect].score > by_path["memory/2026-03-20.md"].score * 1.8
         else:  # no slack: all three equally outside the period
             assert len({round(c.decay, 6) for c in got}) == 1 and got[0].decay == 0.5
+
+
+def test_a_daily_inside_a_named_period_is_a_candidate_outside_both_legs_pools(make_host) -> None:
+    """Forty dailies of January and February say what was done at a weekend in the query's own
+    words; the one daily of the weekend asked about says what happened with none of them. Both
+    legs' pools (``candidate_pool`` 10) fill with the forty; the period leg adds the nearest
+    chunks of the period's dailies, so the car show is found (``period_pool`` 0: it is not)."""
+    files = {
+        f"memory/2026-{m:02d}-{d:02d}.md": f"# 2026-{m:02d}-{d:02d}\n\n- What was I doing this weekend? "
+        f"Mostly emails, chores and weekend plan number {m}{d}.\n"
+        for m in (1, 2)
+        for d in range(1, 21)
+    }
+    files["memory/2026-03-08.md"] = (
+        "# 2026-03-08\n\n- Went to the car show with Tom, vintage Mustangs everywhere.\n"
+    )
+    query = "what was I doing on the first weekend of March 2026"
+    found = {}
+    for pool in (10, 0):
+        cfg = {"plugins": {"recall": {"candidate_pool": 10, "period_pool": pool}}}
+        host = make_host(files, cfg, **RECALL)
+        with freeze_time("2026-03-24 08:00:00"):
+            found[pool] = [c.path for c in search(host, query, min_score=0, max_results=10)]
+    assert "memory/2026-03-08.md" in found[10]
+    assert "memory/2026-03-08.md" not in found[0]
 
 
 def test_a_query_word_indexed_only_in_other_forms_weighs_as_its_stem(make_host) -> None:
