@@ -806,7 +806,7 @@ def credits_by_search(
 def corroborate(
     weak: dict[SearchId, list[Credit]],
     pool: CandidatePool,
-    vectors: FactVectors | None,
+    vectors: Callable[[], FactVectors | None],
     cfg: dict[str, Any],
 ) -> dict[SearchId, list[Credit]]:
     """The weak lines of each search that another weak line of the same search, written in another
@@ -819,16 +819,18 @@ def corroborate(
     it. The two must hold the same words of the query (none, for a paraphrase): "umbrella at the
     café" returned "Left my umbrella at Bonanza" for its word and "Coffee at Bonanza; the barista
     remembered my order" for the café; alike as they are, the second is no second statement of
-    what was asked."""
+    what was asked. ``vectors`` makes the embedder's vector cache (None: lexical pair test), only
+    when a search has weak lines from two dailies."""
     pending = {s: cs for s, cs in weak.items() if len({c.snippet.path for c in cs}) >= 2}
     if not pending:
         return {}
     texts = {c.key: c.snippet.text for cs in pending.values() for c in cs}
     names = names_seen([*(c.text for c in pool.candidates.values()), *texts.values()])
     views = {k: fact_view(k, t, (), names) for k, t in texts.items()}
-    if vectors is not None:
-        vectors.load(texts)
-    cosine = vectors.cosine if vectors is not None and not vectors.failed else None
+    cache = vectors()
+    if cache is not None:
+        cache.load(texts)
+    cosine = cache.cosine if cache is not None and not cache.failed else None
     grouping = GroupingConfig.from_config(cfg)
     out: dict[SearchId, list[Credit]] = {}
     for search, credits in pending.items():
@@ -974,9 +976,12 @@ def light(ctx: Any, run: Any) -> LightResult:
     report.events_read = len(events)
     groups = locate_events(ctx, events, now.date(), set(cfg["count_sources"]), report)
     searches, weak = credits_by_search(groups, pool, reader, cfg, report)
-    vectors = None
-    if cfg.get("fact_embeddings", True):
-        vectors = FactVectors(store, ctx.embedder, lambda m: ctx.log("dreaming", m))
+
+    def vectors() -> FactVectors | None:
+        if not cfg.get("fact_embeddings", True):
+            return None
+        return FactVectors(store, ctx.embedder, lambda m: ctx.log("dreaming", m))
+
     for search, credits in corroborate(weak, pool, vectors, cfg).items():
         searches[search].extend(credits)
         report.corroborated += len(credits)
