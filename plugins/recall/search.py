@@ -45,7 +45,7 @@ from .scoring import (
 )
 from .vector_store import SENTENCE_DTYPE
 from .vectors import pack_codes
-from .when import query_time
+from .when import QueryTime, query_time
 
 __all__ = ["Candidate", "SearchOutcome", "SearchRequest", "Searcher", "result_json"]
 
@@ -580,7 +580,9 @@ class Searcher:
                 return out
             pool = min(n, pool * 4)  # the filters removed too many: widen the coarse pool
 
-    def period_leg(self, qvec: np.ndarray, when: Any, where: str, params: list[Any]) -> dict[int, float]:
+    def period_leg(
+        self, qvec: np.ndarray, when: QueryTime, where: str, params: list[Any]
+    ) -> dict[int, float]:
         """The ``period_pool`` chunks of the dailies dated inside a period the query names ("in
         October 2023", "last week"; up to ``period_slack_days`` after it) nearest the query,
         whatever their rank in the whole index: a daily of that week that shares no word with the
@@ -689,6 +691,7 @@ class Searcher:
         vw: float,
         tw: float,
         at: dt.datetime,
+        when: QueryTime,
     ) -> list[Candidate]:
         """Score every unit of the candidate chunks: its own cosine and lexical score, blended
         with its chunk's (``context_weight``), times the bounded decay (and the query's period).
@@ -719,7 +722,6 @@ class Searcher:
             freqs.update(self._stem_doc_freq(unseen))
         weights = {t: idf(freqs[t], total) if freqs[t] else 0.0 for t in terms}
         alpha = cfg["context_weight"]
-        when = query_time(req.query, at, self.index.ws.timezone)
         half_life = 0.0 if when.no_decay else cfg["half_life_days"]
         floor, miss = cfg["decay_floor"], cfg["period_miss_factor"]
         slack = cfg["period_slack_days"] * 86400.0
@@ -861,6 +863,7 @@ class Searcher:
         scored; None when neither leg found anything. Fills ``legs`` with timings and counts."""
         cfg = self.config
         at = (req.as_of or now) if req.mode == "valid-at" else now
+        when = query_time(req.query, at, self.index.ws.timezone)  # the period the query names
         vwhere, vparams = validity_sql(req.mode, at.timestamp())
         cwhere, cparams = corpus_predicate(req.corpus, req.scope)
         dwhere, dparams = written_by_sql(now.timestamp())
@@ -900,9 +903,7 @@ class Searcher:
             legs["vector_ms"] = (time.monotonic() - t0) * 1000
             if cfg["period_pool"]:
                 t0 = time.monotonic()
-                found = self.period_leg(
-                    qvec, query_time(req.query, at, self.index.ws.timezone), where, params
-                )
+                found = self.period_leg(qvec, when, where, params)
                 if found:
                     legs["period_hits"] = len(found)
                     legs["period_ms"] = (time.monotonic() - t0) * 1000
@@ -930,7 +931,7 @@ class Searcher:
             background = float(qvec @ mean) if mean is not None else 0.0
         legs["cosine_background"] = background
         t0 = time.monotonic()
-        candidates = self._unit_candidates(req, rows, vec, fts, qvec, background, vw, tw, at)
+        candidates = self._unit_candidates(req, rows, vec, fts, qvec, background, vw, tw, at, when)
         legs["units_ms"] = (time.monotonic() - t0) * 1000
         legs["units"] = len(candidates)
         return candidates
