@@ -36,7 +36,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -365,9 +364,8 @@ class FloatE5:
                 f"{len(ids)} tokens: at most {self.shape.max_positions - 2} fit one forward pass"
             )
         with self._forward_lock:
-            x, bounds = self._forward_locked([ids], workers=1, pooled=False)
-        a, b = bounds[0]
-        return x[a:b].copy()
+            x, _ = self._states_locked([ids], workers=1)
+        return x
 
     def _forward(self, segments: list[list[int]]) -> np.ndarray:
         """Mean-pooled final hidden states of each ``<s> ids </s>`` segment (float32, unnormalised).
@@ -384,9 +382,15 @@ class FloatE5:
             with threads.one_blas_thread():
                 return self._forward_locked(segments, workers=self._workers)
 
-    def _forward_locked(self, segments: list[list[int]], *, workers: int, pooled: bool = True) -> Any:
-        """Each segment's mean-pooled final states; with ``pooled`` False, every token's final
-        state and each segment's (start, end) rows instead."""
+    def _forward_locked(self, segments: list[list[int]], *, workers: int) -> np.ndarray:
+        x, bounds = self._states_locked(segments, workers=workers)
+        return np.stack([x[a:b].mean(axis=0) for a, b in bounds])
+
+    def _states_locked(
+        self, segments: list[list[int]], *, workers: int
+    ) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        """Every token's final state (the segments' rows one after another) and each segment's
+        (start, end) rows."""
         tok = self.tokenizer
         h, heads = self.shape.hidden, self.shape.heads
         hd = h // heads
@@ -454,9 +458,7 @@ class FloatE5:
             following = self._layers[n + 1] if n + 1 < len(self._layers) else None
             self._run([partial(attend, g) for g in groups])
             self._run([partial(finish, layer, following, a, b) for a, b in rows])
-        if not pooled:
-            return x, bounds
-        return np.stack([x[a:b].mean(axis=0) for a, b in bounds])
+        return x, bounds
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
