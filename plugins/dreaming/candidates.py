@@ -29,7 +29,7 @@ from lifelong.errors import LifelongError
 from lifelong.privacy import is_private, is_private_text
 from lifelong.workspace import daily_date
 
-from .facts import FactVectors, GroupingConfig, fact_view, names_seen, pair_strength
+from .facts import GroupingConfig, fact_cosine, fact_view, names_seen, pair_strength
 from .linemap import LineMaps, line_hashes
 from .snippets import (
     ParseStats,
@@ -806,7 +806,7 @@ def credits_by_search(
 def corroborate(
     weak: dict[SearchId, list[Credit]],
     pool: CandidatePool,
-    vectors: Callable[[], FactVectors | None],
+    cosine_of: Callable[[dict[str, str]], Callable[[str, str], float | None] | None],
     cfg: dict[str, Any],
 ) -> dict[SearchId, list[Credit]]:
     """The weak lines of each search that another weak line of the same search, written in another
@@ -819,18 +819,16 @@ def corroborate(
     it. The two must hold the same words of the query (none, for a paraphrase): "umbrella at the
     café" returned "Left my umbrella at Bonanza" for its word and "Coffee at Bonanza; the barista
     remembered my order" for the café; alike as they are, the second is no second statement of
-    what was asked. ``vectors`` makes the embedder's vector cache (None: lexical pair test), only
-    when a search has weak lines from two dailies."""
+    what was asked. ``cosine_of`` gives the embedding cosine between these lines by key (None:
+    lexical pair test); it is called (and the embedder made) only when a search has weak lines
+    from two dailies."""
     pending = {s: cs for s, cs in weak.items() if len({c.snippet.path for c in cs}) >= 2}
     if not pending:
         return {}
     texts = {c.key: c.snippet.text for cs in pending.values() for c in cs}
     names = names_seen([*(c.text for c in pool.candidates.values()), *texts.values()])
     views = {k: fact_view(k, t, (), names) for k, t in texts.items()}
-    cache = vectors()
-    if cache is not None:
-        cache.load(texts)
-    cosine = cache.cosine if cache is not None and not cache.failed else None
+    cosine = cosine_of(texts)
     grouping = GroupingConfig.from_config(cfg)
     out: dict[SearchId, list[Credit]] = {}
     for search, credits in pending.items():
@@ -977,12 +975,10 @@ def light(ctx: Any, run: Any) -> LightResult:
     groups = locate_events(ctx, events, now.date(), set(cfg["count_sources"]), report)
     searches, weak = credits_by_search(groups, pool, reader, cfg, report)
 
-    def vectors() -> FactVectors | None:
-        if not cfg.get("fact_embeddings", True):
-            return None
-        return FactVectors(store, ctx.embedder, lambda m: ctx.log("dreaming", m))
+    def cosine_of(texts: dict[str, str]) -> Callable[[str, str], float | None] | None:
+        return fact_cosine(ctx, cfg, texts)[0]
 
-    for search, credits in corroborate(weak, pool, vectors, cfg).items():
+    for search, credits in corroborate(weak, pool, cosine_of, cfg).items():
         searches[search].extend(credits)
         report.corroborated += len(credits)
     touched |= apply_credits(searches, groups, pool, reader, cfg, now_ts, run.run_id, report)

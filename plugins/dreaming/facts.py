@@ -797,6 +797,21 @@ class FactVectors:
         return float(va @ vb)
 
 
+def fact_cosine(
+    ctx: Any, config: Mapping[str, Any], items: dict[str, str]
+) -> tuple[Callable[[str, str], float | None] | None, str]:
+    """The embedding cosine between the texts of ``items`` (key -> text; ``cosine(a, b)`` by key,
+    vectors cached in ``dream_vectors``) and its model's name; ``(None, "lexical")`` when
+    ``fact_embeddings`` is off or the embedder is missing or fails (the pair test is then lexical)."""
+    if not config.get("fact_embeddings", True):
+        return None, "lexical"
+    vectors = FactVectors(ctx.store, ctx.embedder, lambda m: ctx.log("dreaming", m))
+    vectors.load(items)
+    if vectors.failed:
+        return None, "lexical"
+    return vectors.cosine, vectors.model
+
+
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
 RULES_VERSION = 12  # 8 was a rule reverted (see git log); a cache saved under it is dropped
 

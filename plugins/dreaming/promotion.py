@@ -23,9 +23,9 @@ from .candidates import Candidate, CandidatePool, DailyReader, Occurrence, share
 from .facts import (
     RULES_VERSION,
     FactPairCache,
-    FactVectors,
     GroupingConfig,
     completeness,
+    fact_cosine,
     fact_view,
     group_facts_known,
     names_seen,
@@ -99,12 +99,7 @@ def fact_groups(ctx: Any, run: Any, candidates: list[Candidate]) -> dict[str, li
     views = [
         fact_view(c.key, c.text, {o.path for o in occ.get(c.key, [])} or {c.path}, names) for c in candidates
     ]
-    cosine, model = None, "lexical"
-    if run.config.get("fact_embeddings", True):
-        vectors = FactVectors(ctx.store, ctx.embedder, lambda m: ctx.log("dreaming", m))
-        vectors.load({c.key: c.text for c in candidates})
-        if not vectors.failed:
-            cosine, model = vectors.cosine, vectors.model
+    cosine, model = fact_cosine(ctx, run.config, {c.key: c.text for c in candidates})
     cfg = GroupingConfig.from_config(run.config)
     # the pairs of candidates unchanged since the last grouping are reused (same result, see
     # facts.group_facts_known): a night compares only its new lines
