@@ -13,10 +13,11 @@ bytes to keep (the dreaming plugin uses it to keep the human edit and remove onl
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import audit
@@ -38,6 +39,9 @@ class JournalEntry:
     before_sha: str | None
     after_sha: str | None  # None: the write removed the file (see Journal.remove)
     blob: str | None
+    # the bytes the write left (journals from before 2026-11 have none): what a rollback needs to
+    # tell the run's own lines from lines changed since (see :func:`unapply`)
+    after_blob: str | None = None
 
 
 class Journal:
@@ -102,12 +106,15 @@ class Journal:
         if before is not None:
             blob = f"prev-{len(entries)}.bin"
             atomic_write(self.dir / blob, before)
+        after_blob = f"next-{len(entries)}.bin"
+        atomic_write(self.dir / after_blob, data)
         entries.append(
             JournalEntry(
                 self.workspace.relpath(path),
                 sha256(before) if before is not None else None,
                 sha256(data),
                 blob,
+                after_blob,
             )
         )
         # the journal entry lands before the file changes: a crash between the two leaves an
@@ -128,24 +135,159 @@ class Journal:
         )
 
 
-def later_writes(workspace: Workspace, run_id: str) -> dict[str, set[str]]:
-    """path -> the checksums that journaled runs *other than* ``run_id`` wrote to it: a file whose
-    bytes are one of these was last changed by the suite (a later night), not by a human."""
-    out: dict[str, set[str]] = {}
+def _other_journals(workspace: Workspace, run_id: str) -> list[tuple[Path, list[dict]]]:
+    """(folder, entry rows) of every journal but ``run_id``'s; a journal being written, or left
+    torn by a kill, is skipped (no evidence either way)."""
     folder = workspace.state_dir / "journal"
+    out: list[tuple[Path, list[dict]]] = []
     if not folder.is_dir():
         return out
-    for entries_path in folder.glob("*/entries.json"):
+    for entries_path in sorted(folder.glob("*/entries.json")):
         if entries_path.parent.name == run_id:
             continue
         try:
             rows = json.loads(entries_path.read_text("utf-8"))
         except (OSError, ValueError):
-            continue  # a journal being written, or left torn by a kill: no evidence either way
-        for row in rows:
-            if isinstance(row, dict) and row.get("after_sha") and row.get("path"):
-                out.setdefault(row["path"], set()).add(row["after_sha"])
+            continue
+        out.append((entries_path.parent, [r for r in rows if isinstance(r, dict) and r.get("path")]))
     return out
+
+
+def changed_only_by_runs(workspace: Workspace, run_id: str, rel: str, since: str, now: str) -> bool:
+    """Whether ``rel`` went from the bytes hashing to ``since`` (what run ``run_id`` left) to
+    ``now`` through journaled writes of other runs alone: each write's before-checksum is the
+    previous one's after-checksum. A human edit anywhere between two nights breaks the chain (its
+    bytes were never a run's before), so it is not mistaken for a later night's output."""
+    edges: dict[str, set[str]] = {}
+    for _folder, rows in _other_journals(workspace, run_id):
+        for row in rows:
+            if row["path"] == rel and row.get("before_sha") and row.get("after_sha"):
+                edges.setdefault(row["before_sha"], set()).add(row["after_sha"])
+    seen, todo = {since}, [since]
+    while todo:
+        sha = todo.pop()
+        if sha == now:
+            return True
+        for nxt in edges.get(sha, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
+
+
+def bytes_after(workspace: Workspace, run_id: str, rel: str) -> bytes | None:
+    """The bytes run ``run_id`` left in ``rel`` (its last write): from its own journal, or, for a
+    journal from before those were kept, from another run's copy of the same bytes (a later run
+    journals the bytes it found). None when no copy exists."""
+    journal = Journal(workspace, run_id)
+    mine = [e for e in journal.entries() if e.path == rel]
+    if not mine or mine[-1].after_sha is None:
+        return None
+    last = mine[-1]
+    if last.after_blob and (journal.dir / last.after_blob).exists():
+        return (journal.dir / last.after_blob).read_bytes()
+    for folder, rows in _other_journals(workspace, run_id):
+        for row in rows:
+            for sha_key, blob_key in (("before_sha", "blob"), ("after_sha", "after_blob")):
+                if (
+                    row.get(sha_key) == last.after_sha
+                    and row.get(blob_key)
+                    and (folder / row[blob_key]).exists()
+                ):
+                    data = (folder / row[blob_key]).read_bytes()
+                    if sha256(data) == last.after_sha:
+                        return data
+    return None
+
+
+@dataclass(frozen=True)
+class Unapplied:
+    """What :func:`unapply` decided for ``current``'s lines: the line numbers (0-based) that go
+    (the run's own lines, still as it wrote them), the lines that come back (each hunk the run
+    removed: where in ``current``, in which order, which lines) and the lines the run wrote that
+    were changed since (each as the run wrote it): those stay as they are now. :meth:`apply`
+    makes the text; a caller may first keep some of ``drop`` (a plugin keeps a section's fences
+    while later lines stand inside it)."""
+
+    current: tuple[str, ...]
+    drop: frozenset[int]
+    inserts: tuple[tuple[int, int, tuple[str, ...]], ...] = ()
+    conflicts: tuple[str, ...] = field(default=())
+
+    @property
+    def text(self) -> str:
+        return self.apply()
+
+    def apply(self, keep: frozenset[int] | set[int] = frozenset()) -> str:
+        """The text with the run's change taken out (lines in ``keep`` stay although dropped)."""
+        inserts = sorted(self.inserts, key=lambda x: (x[0], x[1]))
+        out: list[str] = []
+        k = 0
+        for j, line in enumerate(self.current):
+            while k < len(inserts) and inserts[k][0] == j:
+                out.extend(inserts[k][2])
+                k += 1
+            if j not in self.drop or j in keep:
+                out.append(line)
+        for _at, _order, lines in inserts[k:]:
+            out.extend(lines)
+        return "".join(out)
+
+
+def unapply(before: str, after: str, current: str, *, canon: Callable[[str], str] | None = None) -> Unapplied:
+    """Take one run's change (``before`` -> ``after``) out of ``current``, keeping every change
+    made since: a three-way revert by lines, as ``git revert`` does. Each line the run added goes
+    only where it still stands exactly as the run wrote it; a line the run removed comes back
+    beside the lines that surrounded it. A line the run wrote that has been changed since is never
+    removed, nor are the lines around it replaced: it is returned in ``conflicts`` and kept as it is
+    now. A line the run wrote that has been deleted since stays deleted. ``canon`` maps a line to
+    what counts as "the same line" (the dreaming plugin maps an item the suite re-rendered, its
+    text unchanged, to its key). Pure; lines keep their line ends."""
+    canon = canon or (lambda line: line)
+    a_lines, b_lines, c_lines = (t.splitlines(keepends=True) for t in (after, before, current))
+    ka, kb, kc = ([canon(x) for x in lines] for lines in (a_lines, b_lines, c_lines))
+    to_current: dict[int, int] = {}
+    deleted_since: set[int] = set()
+    for tag, i1, i2, j1, _j2 in difflib.SequenceMatcher(None, ka, kc, autojunk=False).get_opcodes():
+        if tag == "equal":
+            to_current.update({i1 + k: j1 + k for k in range(i2 - i1)})
+        elif tag == "delete":
+            deleted_since.update(range(i1, i2))
+    drop: set[int] = set()
+    inserts: list[tuple[int, int, tuple[str, ...]]] = []
+    conflicts: list[str] = []
+
+    def position(i: int) -> int:
+        """Where in ``current`` the run's line ``i`` (or the end) stands: after the nearest line
+        before it that is still there, else before the nearest one after it, else the start."""
+        for k in range(i - 1, -1, -1):
+            if k in to_current:
+                return to_current[k] + 1
+        for k in range(i, len(a_lines)):
+            if k in to_current:
+                return to_current[k]
+        return 0
+
+    ops = difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes()
+    for order, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if tag == "equal":
+            continue
+        changed_since = [i for i in range(i1, i2) if i not in to_current and i not in deleted_since]
+        if tag == "delete":  # lines the run added: remove each one that stands as written
+            drop.update(to_current[i] for i in range(i1, i2) if i in to_current)
+            conflicts.extend(a_lines[i] for i in changed_since)
+            continue
+        if changed_since:  # the run replaced lines that were edited since: keep today's
+            conflicts.extend(a_lines[i] for i in changed_since)
+            continue
+        if tag == "replace" and all(i in deleted_since for i in range(i1, i2)):
+            continue  # what the run wrote there was deleted since: nothing to bring back over
+        drop.update(to_current[i] for i in range(i1, i2) if i in to_current)
+        at = to_current[i1] if i1 < i2 and i1 in to_current else position(i1)
+        inserts.append((at, order, tuple(b_lines[j1:j2])))
+    return Unapplied(
+        tuple(c_lines), frozenset(drop), tuple(inserts), tuple(x.rstrip("\n") for x in conflicts)
+    )
 
 
 def rollback(

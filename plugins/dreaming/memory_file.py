@@ -27,6 +27,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from lifelong.errors import LifelongError
 from lifelong.text import HASHTAG_RE, content_tokens
 from lifelong.workspace import Region, find_regions, read_region, remove_region, replace_region
 
@@ -213,21 +214,6 @@ def _insert_topic(text: str, slug: str, body: str) -> str:
     return text[:at] + block + text[at:]
 
 
-def remove_items(text: str, keys: set[str]) -> str:
-    """Remove the item lines carrying ``keys`` from the topic sections (a forced rollback)."""
-    for region in find_regions(text):
-        if not region.name.startswith(TOPIC_PREFIX):
-            continue
-        body = read_region(text, region.name) or ""
-        lines = [
-            ln for ln in body.split("\n") if not (_KEY_RE.search(ln) and _KEY_RE.search(ln).group(1) in keys)
-        ]
-        new_body = "\n".join(lines)
-        if new_body != body:
-            text = replace_region(text, region.name, new_body)
-    return text
-
-
 def item_hash(text: str) -> str:
     """The hash of an item's text as written (markers and spacing ignored): a human who changes
     the value changes the hash."""
@@ -253,6 +239,57 @@ def edited_by_human(line: str, written: dict[str, str]) -> bool:
     text = item_text(line)
     struck = _STRUCK.match(text)
     return item_hash(struck.group("text") if struck else text) != written[m.group(1)]
+
+
+def item_identity(line: str, written: dict[str, str]) -> str:
+    """What makes two versions of a MEMORY.md line "the same line" to a rollback: an item line the
+    suite wrote and no human changed (its text hashes to what a run wrote, nothing after its key
+    marker, not sticky) is its key, however a later night re-rendered it (citations dropped by
+    compaction, struck through by supersede); any other line is its exact text."""
+    m = _KEY_RE.search(line)
+    if m and not has_human_text(line.rstrip("\n")) and not edited_by_human(line, written):
+        return f"\x00item:{m.group(1)}"
+    return line
+
+
+def section_scaffold_to_keep(lines: tuple[str, ...], drop: frozenset[int]) -> set[int]:
+    """For a rollback that would drop the fences (and heading) of a managed section while lines it
+    did not write still stand inside it (a later night's item, a human's line): those fence and
+    heading lines, so the section stays whole around what remains."""
+    text = "".join(lines)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    line_at = {offset: i for i, offset in enumerate(starts)}
+    keep: set[int] = set()
+    for region in find_regions(text):
+        first, last = line_at.get(region.start), line_at.get(region.body_end)
+        if first is None or last is None or first not in drop:
+            continue
+        scaffold = {first, last}
+        if first + 1 < last and lines[first + 1].lstrip().startswith("#"):
+            scaffold.add(first + 1)
+        inside = [i for i in range(first + 1, last) if i not in scaffold and lines[i].strip()]
+        if any(i not in drop for i in inside):
+            keep |= scaffold & drop
+    return keep
+
+
+def broken_structure(text: str, was: str) -> str | None:
+    """What makes ``text`` no valid MEMORY.md for the suite that ``was`` did not already have
+    (unbalanced or repeated sections, an item key twice), in words; None when it is sound."""
+    try:
+        find_regions(text)
+    except LifelongError as exc:
+        return str(exc)
+    keys, old = _KEY_RE.findall(text), _KEY_RE.findall(was)
+    twice = sorted({k for k in keys if keys.count(k) > max(1, old.count(k))})
+    return f"item {twice[0]} twice" if twice else None
+
+
+def item_keys(lines: list[str] | tuple[str, ...]) -> list[str]:
+    """The item keys on ``lines``, in order."""
+    return [m.group(1) for ln in lines if (m := _KEY_RE.search(ln))]
 
 
 def _own_heading(region: str, line: str) -> bool:
@@ -315,10 +352,6 @@ def add_run_region(text: str, run_id: str, body: str) -> str:
     if not text.strip():
         text = NEW_FILE_HEADER
     return replace_region(text, region_name(run_id), body)
-
-
-def remove_run_region(text: str, run_id: str) -> str:
-    return remove_region(text, region_name(run_id))
 
 
 @dataclass
@@ -517,15 +550,3 @@ def compact(
             + (f", evicted {len(report.evicted)} oldest item(s)" if report.evicted else "")
         )
     return text, report
-
-
-def restore_regions(current: str, before: str | None, names: list[str]) -> str:
-    """For a forced rollback: put regions ``names`` back as they were in ``before`` (removing
-    those that did not exist then). Bytes outside regions stay as in ``current``."""
-    for name in names:
-        body = read_region(before, name) if before else None
-        if body is None:
-            current = remove_region(current, name)
-        else:
-            current = replace_region(current, name, body)
-    return current

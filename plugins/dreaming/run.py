@@ -17,13 +17,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong.errors import ConfigError, InputError, LifelongError, PluginError
-from lifelong.journal import Journal, RollbackConflict, later_writes, rollback, sha256
-from lifelong.workspace import remove_region
+from lifelong.journal import (
+    Journal,
+    RollbackConflict,
+    bytes_after,
+    changed_only_by_runs,
+    rollback,
+    sha256,
+    unapply,
+)
 
 from . import diary
 from .candidates import CandidatePool, LightResult, light
-from .memory_file import item_hash, remove_items, remove_run_region, restore_regions
-from .promotion import DeepResult, build_signals, deep
+from .memory_file import broken_structure, item_hash, item_identity, item_keys, section_scaffold_to_keep
+from .promotion import DeepResult, build_signals, deep, written_hashes
 from .rem import RemResult, apply_rem, rem
 from .scoring import ScoreConfig, score
 from .screening import SafetyTally, neutralise, neutralise_json
@@ -519,28 +526,69 @@ def _memory_and_dreams(ws: Any) -> tuple[str, str]:
     )
 
 
-def keep_human_edit(ws: Any, run_id: str, summary: dict[str, Any]) -> Any:
-    """The ``on_conflict`` of a forced rollback: keep what a human changed since the run, remove
-    only the run's own items (MEMORY.md) or diary entry (DREAMS.md); any other file a human
-    edited since (a wiki page, a report) is kept as it is now and reported in ``conflicts``."""
+def keep_human_edit(ws: Any, store: Any, run_id: str, *, keep_edited: bool) -> Any:
+    """The ``on_conflict`` of a rollback when files changed since the run: take only the run's own
+    lines out of MEMORY.md and DREAMS.md (:func:`lifelong.journal.unapply`, a three-way revert
+    against the bytes the run left), keeping every line written since. A line the run wrote that a
+    human has changed since (an item corrected, a note after its key marker) is never removed: the
+    rollback refuses and names it, or, with ``keep_edited`` (``--force``), keeps it and lists it in
+    ``kept``. Any other file changed since (a wiki page, a report) is refused, or kept whole with
+    ``keep_edited``; both are listed in ``conflicts``."""
     memory_rel, dreams_rel = _memory_and_dreams(ws)
+    written = written_hashes(store)
     conflicts: list[str] = []
+    kept: list[str] = []
+
+    def refuse(what: str) -> RollbackConflict:
+        return RollbackConflict(
+            f"rollback of run {run_id} refused: {what}; nothing was changed "
+            "(`--force` keeps what was edited and removes the rest of the run's writes)"
+        )
 
     def on_conflict(rel: str, current: bytes, before: bytes | None) -> bytes | None:
-        conflicts.append(rel)
-        text = current.decode("utf-8", errors="surrogateescape")
-        if rel == memory_rel:
-            text = remove_run_region(text, run_id)  # workspaces from before topic sections
-            text = restore_regions(
-                text, before.decode("utf-8") if before else None, summary.get("compacted_regions", [])
+        if rel not in (memory_rel, dreams_rel):
+            if not keep_edited:
+                raise refuse(f"{rel} was edited after run {run_id} wrote it")
+            conflicts.append(rel)
+            return current  # a human's edit to any other file is kept whole
+        after = bytes_after(ws, run_id, rel)
+        if after is None:
+            raise RollbackConflict(
+                f"rollback of run {run_id} refused: {rel} changed since, and the run's journal keeps no copy "
+                "of what it wrote there, so its lines cannot be told from edits made since; nothing was changed"
             )
-            text = remove_items(text, set(summary.get("promoted", [])))
-            return text.encode("utf-8", errors="surrogateescape")
-        if rel == dreams_rel:
-            return remove_region(text, diary.region_name(run_id)).encode("utf-8", errors="surrogateescape")
-        return current  # a human's edit to any other file is kept whole
+        decode = lambda b: b.decode("utf-8", errors="surrogateescape")  # noqa: E731
+        result = unapply(
+            decode(before) if before is not None else "",
+            decode(after),
+            decode(current),
+            canon=(lambda line: item_identity(line, written)) if rel == memory_rel else None,
+        )
+        if result.conflicts:
+            keys = item_keys(result.conflicts)
+            named = (
+                ", ".join(f"item {k}" for k in keys)
+                if keys
+                else "; ".join(repr(c.strip()[:60]) for c in result.conflicts[:3])
+            )
+            if not keep_edited:
+                raise refuse(f"{rel}: {named} that this run wrote was edited since")
+            kept.extend(f"{rel}: {k}" for k in keys or [c.strip()[:60] for c in result.conflicts])
+        hold = section_scaffold_to_keep(result.current, result.drop) if rel == memory_rel else set()
+        text = result.apply(hold)
+        problem = broken_structure(text, decode(current)) if rel == memory_rel else None
+        if problem:
+            raise RollbackConflict(
+                f"rollback of run {run_id} refused: putting back what it removed from {rel} would leave "
+                f"{problem} (later nights wrote there since); nothing was changed"
+            )
+        conflicts.append(rel)
+        if before is None and not text.strip():
+            return None  # the run created the file and nothing else is in it now
+        return text.encode("utf-8", errors="surrogateescape")
 
     on_conflict.conflicts = conflicts  # type: ignore[attr-defined]
+    on_conflict.kept = kept  # type: ignore[attr-defined]
     return on_conflict
 
 
@@ -556,7 +604,7 @@ def undo_interrupted(ctx: Any, run_id: str, summary: dict[str, Any]) -> list[str
         known: dict[str, set[str | None]] = {}
         for e in journal.entries():
             known.setdefault(e.path, set()).update((e.before_sha, e.after_sha))
-        keep = keep_human_edit(ws, run_id, summary)
+        keep = keep_human_edit(ws, ctx.store, run_id, keep_edited=True)
 
         def on_conflict(rel: str, current: bytes, before: bytes | None) -> bytes | None:
             if sha256(current) in known.get(rel, set()):
@@ -675,15 +723,16 @@ def roll_back(ctx: Any, row: dict[str, Any], *, force: bool = False) -> dict[str
     restored: list[str] = []
     conflicts: list[str] = []
     later: list[str] = []  # files later runs wrote since: their output is kept, not a conflict
-    by_later: set[str] = set()
+    kept: list[str] = []  # lines the run wrote that a human edited since, kept (forced)
+    by_later: set[str] = set()  # files only later runs changed since: their output is kept
     if journal.exists():
-        written = later_writes(ws, run_id)
-        by_later = {
-            e.path
-            for e in journal.entries()
-            if (ws.root / e.path).exists()
-            and sha256((ws.root / e.path).read_bytes()) in written.get(e.path, ())
-        }
+        last_after: dict[str, str | None] = {e.path: e.after_sha for e in journal.entries()}
+        for rel, after_sha in last_after.items():
+            path = ws.root / rel
+            if after_sha and path.exists():
+                now_sha = sha256(path.read_bytes())
+                if now_sha != after_sha and changed_only_by_runs(ws, run_id, rel, after_sha, now_sha):
+                    by_later.add(rel)
     if state is None:
         wants_undo = force or (journal.exists() and bool(by_later))
         state = {
@@ -701,19 +750,20 @@ def roll_back(ctx: Any, row: dict[str, Any], *, force: bool = False) -> dict[str
             store.conn.commit()
     undo = Journal(ws, state["undo"], plugin=PLUGIN) if state["undo"] else None
     if journal.exists():
-        surgical = keep_human_edit(ws, run_id, summary)
-        human = keep_human_edit(ws, run_id, summary) if force else None
+        surgical = keep_human_edit(ws, store, run_id, keep_edited=force)
+        # a rollback killed half way already wrote some files through its undo journal: those hold
+        # the bytes it wrote there (reverting them again would put back twice what the run removed)
+        done = {e.path: e.after_sha for e in undo.entries()} if resuming and undo is not None else {}
 
         def on_conflict(rel: str, current: bytes, before: bytes | None) -> bytes | None:
-            if rel in by_later:  # only later nights changed it: remove exactly this run's part
-                later.append(rel)
-                return surgical(rel, current, before)
-            if human is None:
+            if rel in done and sha256(current) == done[rel]:
+                return current
+            if rel not in by_later and not force:
                 raise RollbackConflict(
                     f"{rel} was edited after run {run_id} wrote it; rollback would lose that edit "
                     "(use --force to keep the edit and remove only this run's items)"
                 )
-            return human(rel, current, before)
+            return surgical(rel, current, before)
 
         try:
             restored = rollback(ws, run_id, on_conflict=on_conflict, record_in=undo)
@@ -728,7 +778,9 @@ def roll_back(ctx: Any, row: dict[str, Any], *, force: bool = False) -> dict[str
                 )
                 store.conn.commit()
             raise
-        conflicts = list(getattr(human, "conflicts", []))
+        conflicts = [r for r in surgical.conflicts if r not in by_later]
+        later = [r for r in surgical.conflicts if r in by_later]
+        kept = list(surgical.kept)
     folder = ws.reports_dir / run_id
     if folder.is_dir() and not any(folder.iterdir()):
         folder.rmdir()
@@ -736,6 +788,8 @@ def roll_back(ctx: Any, row: dict[str, Any], *, force: bool = False) -> dict[str
     message = "rolled back" + (
         f" (forced: edits made since kept in {', '.join(conflicts)})" if conflicts else ""
     )
+    if kept:
+        message += f"; kept because edited since: {', '.join(kept)}"
     if later:
         message += f"; later runs' output kept in {', '.join(sorted(set(later)))}"
     with store.lock:
@@ -777,6 +831,7 @@ def roll_back(ctx: Any, row: dict[str, Any], *, force: bool = False) -> dict[str
         "restored": restored,
         "forced": force,
         "conflicts": conflicts,
+        "kept": kept,
         "statuses_reverted": reverted,
         "interrupted": False,
         "undo_run": undo.run_id if undo is not None else None,

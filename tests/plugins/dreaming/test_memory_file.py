@@ -10,12 +10,11 @@ from lifelong_plugins.dreaming.memory_file import (
     existing_keys,
     memory_lines,
     region_name,
-    remove_run_region,
     render_region_body,
-    restore_regions,
 )
 
-from lifelong.workspace import find_regions, read_region
+from lifelong.journal import unapply
+from lifelong.workspace import find_regions, read_region, remove_region
 
 HUMAN = (
     "# MEMORY\n\nHand-written intro. Lots of bytes here.\n\n## Sticky\n"
@@ -54,7 +53,9 @@ def test_region_format_keys_and_untouched_human_text() -> None:
     )
     assert "<!-- lifelong:promoted-20260324-030000-ab12:start -->" in text
     assert existing_keys(text) == {"3f2a9c1b7d10"}
-    assert remove_run_region(text, "20260324-030000-ab12") == HUMAN + "\n"  # the blank separator line stays
+    assert (
+        remove_region(text, region_name("20260324-030000-ab12")) == HUMAN + "\n"
+    )  # the blank separator line stays
     assert ("Pitch opens with the demo") in [t for _, t in memory_lines(text)]
 
 
@@ -121,14 +122,17 @@ def test_sticky_items_are_never_removed_or_merged() -> None:
     assert "Fact b zero <!-- sticky -->" in new2 and report2.over_budget
 
 
-def test_restore_regions_for_a_forced_rollback() -> None:
+def test_a_compaction_is_undone_line_by_line_keeping_a_later_edit() -> None:
     text = HUMAN
     for n, run in enumerate(["20260301-030000-aaaa", "20260302-030000-bbbb"]):
         text = add_run_region(text, run, render_region_body(f"2026-03-0{n + 1}", items(chr(97 + n), 5)))
     before = text
     after, report = compact(text, len(text.encode()) - 100, keep={region_name("20260302-030000-bbbb")})
     edited = after.replace("Hand-written intro.", "Hand-written intro, edited later.")
-    restored = restore_regions(edited, before, report.touched_regions())
+    undone = unapply(before, after, edited)
+    assert undone.conflicts == ()
+    restored = undone.text
+    assert restored == before.replace("Hand-written intro.", "Hand-written intro, edited later.")
     assert "edited later" in restored
     assert existing_keys(restored) == existing_keys(before)
     assert read_region(restored, COMPACTED) is None
