@@ -25,7 +25,7 @@ from lifelong.safety import find_instructions, find_secrets
 PLANTED_SECRETS = [
     "my openai key: sk-proj-Ab3dEfGh1jKlMnOpQrStUvWxYz0123456789abcd",
     "Anthropic sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-    "AWS creds AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI",
+    "AWS creds AKIA4HXT7QW2ZK9LMN3P / wJalrXUtnFEMI",
     "aws key ASIAQWERTYUIOPASDFGH for the staging bucket",
     "ghp_abcdefghijklmnopqrstuvwxyz0123456789 is the deploy token",
     "gitlab glpat-abcdefghij1234567890xyz",

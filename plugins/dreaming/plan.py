@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lifelong.contracts import RelatedFact, WriteDecision
+from lifelong.safety import holds_secret
 
 from .candidates import Candidate
 from .memory_file import (
@@ -242,9 +243,14 @@ class PromotionPlanner:
             self._blocked.append(Outcome(c.key, live.text, reason, "safety"))
             self._refused.append(c.key)
             return None
-        if secrets:  # the daily keeps its text; the promoted statement carries it redacted
-            live = replace(live, text=safe_text)
+        if secrets or holds_secret(live.text):
+            # a key, a password, a card: the daily keeps it; what is left of the line once it is
+            # redacted ("re-pasted the API key [redacted] into the .env") is no fact to keep
+            reason = "holds a secret; never promoted (the daily keeps it)"
+            self._settle(s, "blocked", reason)
+            self._blocked.append(Outcome(c.key, safe_text, reason, "safety"))
             self._secrets += secrets
+            return None
         tokens = similarity_tokens(live.text)
         others = [(f"MEMORY.md line {n}", text, t) for n, text, t in self.memory]
         others += [(f"{k}, promoted in this run", text, t) for k, text, t in self._chosen_tokens]

@@ -49,11 +49,14 @@ def test_nothing_the_dream_prints_carries_a_secret_or_an_injection(tmp_path: Pat
     assert leaks(dry_json) == []
     out = cli_run(*w, "dream", "--json")
     data = json.loads(out)
-    assert data["status"] == "ok" and len(data["blocked"]) == 1
+    assert data["status"] == "ok" and len(data["blocked"]) == 2
     assert leaks(out) == [], leaks(out)
-    assert "[withheld: reads as instructions to an agent" in data["blocked"][0]["text"]
-    assert any("[redacted password]" in p["text"] for p in data["promoted"])
-    key = data["blocked"][0]["key"]
+    injection, secret = sorted(data["blocked"], key=lambda b: b["reason"].startswith("holds"))
+    assert "[withheld: reads as instructions to an agent" in injection["text"]
+    # a line holding a secret is never promoted (issue 40): it is listed blocked, redacted
+    assert "[redacted password]" in secret["text"] and secret["reason"].startswith("holds a secret")
+    assert not any("redacted" in p["text"] for p in data["promoted"])
+    key = injection["key"]
     assert leaks(cli_run(*w, "dream", "explain", key)) == []
     assert leaks(cli_run(*w, "dream", "explain", key, "--json")) == []
     assert leaks(cli_run(*w, "dream", "history", "--json")) == []

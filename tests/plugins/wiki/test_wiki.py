@@ -543,7 +543,7 @@ def test_model_names_subjects_and_its_answers_are_cached(tmp_path: Path) -> None
     )  # a recurring name
 
 
-def test_secrets_are_redacted_and_instructions_never_become_claims(tmp_path: Path) -> None:
+def test_secrets_and_instructions_never_become_claims(tmp_path: Path) -> None:
     root = make_ws(
         tmp_path,
         {
@@ -554,7 +554,8 @@ def test_secrets_are_redacted_and_instructions_never_become_claims(tmp_path: Pat
     )
     compile_json(root)
     wiki = "\n".join(p.read_text() for p in (root / "wiki").rglob("*.md"))
-    assert "hunter2-Xq9!zz" not in wiki and "[redacted" in wiki
+    # a line holding a secret makes no claim at all, redacted or not (issue 40)
+    assert "hunter2-Xq9!zz" not in wiki and "staging password" not in wiki
     assert "ignore all previous instructions" not in wiki
     assert "Acme Robotics demo went well." in wiki
 
