@@ -93,6 +93,8 @@ def _print_report(report: Any) -> None:
         click.echo(f"vectors: {report.vectors}")
     for rel, why in sorted(report.skipped.items()):
         click.echo(f"skipped: {why}" if rel in why else f"skipped {rel}: {why}")
+    for rel, why in sorted(report.notes.items()):
+        click.echo(f"note: {rel}: {why}")
 
 
 def _watch(host: Any, idx: Any) -> None:

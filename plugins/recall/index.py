@@ -37,7 +37,7 @@ from .scoring import encode_terms
 from .vector_store import PENDING_KEY, PendingChunk, PendingUnit, VectorStore, text_hash
 from .vectors import CodeMatrix
 
-GENERATED_FILES = ("DREAMS.md",)
+GENERATED_FILES = ("DREAMS.md", "DREAMS.lifelong.md")
 SENTENCES_KEY = "sentence_vectors"  # "1" once sentence vectors are wanted (see _mark_sentences_due)
 EMBED_LOCK_WAIT_S = 3600.0  # how long `lifelong index` waits for another process's embedding
 TEXT_BATCH_S = 1.0  # a sync's text side commits after holding the write lock about this long
@@ -70,6 +70,25 @@ def plan_changes(
         same = same and disk[p].corpus == indexed[p].corpus
         (unchanged if same and not force else modified).append(p)
     return ChangePlan(tuple(new), tuple(modified), tuple(deleted), tuple(unchanged))
+
+
+def lexical_only_chunks(
+    chunks: list[Any], lines: list[str], *, max_chunks: int, max_line_chars: int
+) -> set[int]:
+    """Which chunks (by position) are indexed for their words only: every chunk past the first
+    ``max_chunks`` of a file, and every chunk after the first that lies inside one line longer than
+    ``max_line_chars`` (a pasted blob: 2 MB on one line is a thousand chunks, half an hour of
+    embedding on two cores). Pure."""
+    out = set(range(max_chunks, len(chunks)))
+    seen_long: set[int] = set()
+    for n, chunk in enumerate(chunks):
+        if chunk.start_line != chunk.end_line or chunk.start_line - 1 >= len(lines):
+            continue
+        if len(lines[chunk.start_line - 1]) > max_line_chars:
+            if chunk.start_line in seen_long:
+                out.add(n)
+            seen_long.add(chunk.start_line)
+    return out
 
 
 def sha256_file(path: Path) -> str:
@@ -237,6 +256,7 @@ class SyncReport:
     units_embedded: int = 0  # unit texts embedded (a unit equal to its chunk's text is not)
     sentences_embedded: int = 0  # the units' sentence texts embedded
     skipped: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)  # indexed, with a caveat (path -> what)
     elapsed_ms: float = 0.0
     vectors: str = "ok"
 
@@ -250,6 +270,7 @@ class SyncReport:
             "units_embedded": self.units_embedded,
             "sentences_embedded": self.sentences_embedded,
             "skipped": self.skipped,
+            "notes": self.notes,
             "elapsed_ms": round(self.elapsed_ms, 1),
             "vectors": self.vectors,
         }
@@ -569,7 +590,7 @@ class RecallIndex:
                     if progress:
                         progress("chunk", i - len(plan.deleted), len(changed))
                     report.chunks_removed += self._delete_file(rel)
-                    added, to_embed, units_to_embed, error = self._index_file(
+                    added, to_embed, units_to_embed, error, skipped = self._index_file(
                         rel, Path(paths[rel]), disk[rel]
                     )
                     report.chunks_added += added
@@ -577,7 +598,7 @@ class RecallIndex:
                     unit_pending.extend(units_to_embed)
                     added_here = added_here or bool(to_embed)
                     if error:
-                        report.skipped[rel] = error
+                        (report.skipped if skipped else report.notes)[rel] = error
                 if i >= len(steps):
                     for rel in plan.unchanged:  # same bytes, new stat (a touch, a copy): remember it
                         if rel not in disk or rel not in indexed:
@@ -711,7 +732,9 @@ class RecallIndex:
 
     def _index_file(
         self, rel: str, path: Path, state: FileState
-    ) -> tuple[int, list[PendingChunk], list[PendingUnit], str | None]:
+    ) -> tuple[int, list[PendingChunk], list[PendingUnit], str | None, bool]:
+        """Chunk, store and full-text-index one file; returns (chunks, chunks to embed, units to
+        embed, what to say about the file, whether it was skipped)."""
         conn = self.store.conn
         now = self.ctx.now().timestamp()
         try:
@@ -723,7 +746,7 @@ class RecallIndex:
                 (rel, state.corpus, state.sha256, state.mtime, state.size, str(exc), now),
             )
             self.ctx.log("recall", f"skipped {rel}: {exc}")
-            return 0, [], [], str(exc)
+            return 0, [], [], str(exc), True
         error = None
         try:
             fm, body, offset = split_frontmatter(text)
@@ -756,15 +779,21 @@ class RecallIndex:
         }
         to_embed: list[PendingChunk] = []
         units_to_embed: list[PendingUnit] = []
-        for chunk in chunks:
+        lexical = lexical_only_chunks(
+            chunks,
+            all_lines,
+            max_chunks=self.config["embed_max_chunks_per_file"],
+            max_line_chars=self.config["embed_max_line_chars"],
+        )
+        for n, chunk in enumerate(chunks):
             generated = any(s <= chunk.start_line and chunk.end_line <= e for s, e in managed)
             etext = chunk.embedding_text()
             ehash = text_hash(etext)
             vstart, vend, sup = overrides.get(chunk.sha256, (validity_start, None, None))
             cur = conn.execute(
                 "INSERT INTO chunks(path, corpus, start_line, end_line, heading, text, hash, embed_hash, source_date,"
-                " evergreen, generated, validity_start, validity_end, ingestion_time, superseded_by)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " evergreen, generated, validity_start, validity_end, ingestion_time, superseded_by, lexical_only)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     rel,
                     corpus,
@@ -781,6 +810,7 @@ class RecallIndex:
                     vend,
                     now,
                     sup,
+                    int(n in lexical),
                 ),
             )
             cid = cur.lastrowid
@@ -788,7 +818,8 @@ class RecallIndex:
                 "INSERT INTO chunks_fts(rowid, text, heading) VALUES (?, ?, ?)",
                 (cid, fts_text(strip_comments(chunk.text)), fts_text(chunk.heading)),
             )
-            to_embed.append(PendingChunk(cid, ehash, etext))
+            if n not in lexical:
+                to_embed.append(PendingChunk(cid, ehash, etext))
             for unit in chunk_units(chunk, units, all_lines, self.config["unit_tokens"]):
                 utext = unit.embedding_text()
                 uhash = text_hash(utext)
@@ -805,6 +836,8 @@ class RecallIndex:
                         encode_terms(unit.text),
                     ),
                 )
+                if n in lexical:
+                    continue
                 units_to_embed.append(
                     PendingUnit(
                         ucur.lastrowid,
@@ -814,12 +847,20 @@ class RecallIndex:
                         tuple(unit.sentence_texts()) if self._sentence_vectors() else None,
                     )
                 )
+        if lexical:
+            note = (
+                f"{len(lexical)} of {len(chunks)} chunks indexed for their words only (no vectors): "
+                f"over embed_max_chunks_per_file {self.config['embed_max_chunks_per_file']} or inside a line "
+                f"longer than embed_max_line_chars {self.config['embed_max_line_chars']}"
+            )
+            error = f"{error}; {note}" if error else note
+            self.ctx.log("recall", f"{rel}: {note}")
         conn.execute(
             "INSERT OR REPLACE INTO files(path, corpus, sha256, mtime, size, status, error, indexed_at) "
             "VALUES (?, ?, ?, ?, ?, 'indexed', ?, ?)",
             (rel, state.corpus, state.sha256, state.mtime, state.size, error, now),
         )
-        return len(chunks), to_embed, units_to_embed, error
+        return len(chunks), to_embed, units_to_embed, error, False
 
     # vectors (see vector_store.py) ----------------------------------------------------------
     def vector_count(self) -> int:
@@ -850,6 +891,6 @@ class RecallIndex:
         conn = self.store.conn
         return max(
             0,
-            conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            conn.execute("SELECT count(*) FROM chunks WHERE NOT lexical_only").fetchone()[0]
             - conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0],
         )

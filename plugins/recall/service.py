@@ -10,6 +10,7 @@ from lifelong import clock
 from lifelong.errors import InputError, LifelongError
 from lifelong.host import load_manifest
 from lifelong.privacy import is_private_text
+from lifelong.safety import neutralise_json
 
 from .index import RecallIndex, is_generated_path
 from .search import Searcher, SearchOutcome, SearchRequest, result_json
@@ -153,22 +154,26 @@ def memory_search(ctx: Any, **args: Any) -> dict[str, Any]:
         return {"error": str(exc)}
     cfg = ctx.config(PLUGIN)
     tz = ctx.workspace.timezone
-    return {
-        "query": req.query,
-        "corpus": req.corpus,
-        "mode": req.mode,
-        "results": [result_json(c, cfg["snippet_chars"], tz=tz, query=req.query) for c in outcome.results],
-    }
+    results = [result_json(c, cfg["snippet_chars"], tz=tz, query=req.query) for c in outcome.results]
+    if cfg["redact_tool_results"]:  # what a tool returns goes to a model (and its provider)
+        for r in results:
+            for field in ("snippet", "heading", "extra"):
+                if field in r:
+                    r[field] = neutralise_json(r[field])
+    return {"query": req.query, "corpus": req.corpus, "mode": req.mode, "results": results}
 
 
 def memory_get(ctx: Any, **args: Any) -> dict[str, Any]:
     rel = str(args.get("path", ""))
     try:
-        return read_lines(
+        got = read_lines(
             ctx, rel, args.get("from"), args.get("lines"), scope=str(args.get("scope") or "shared")
         )
     except LifelongError as exc:
         return {"error": str(exc)}
+    if ctx.config(PLUGIN)["redact_tool_results"]:  # `lifelong get` (read_lines) stays exact
+        got["text"] = neutralise_json(got["text"])
+    return got
 
 
 def read_lines(

@@ -16,6 +16,10 @@ def recall_status(ctx: Context) -> StatusReport:
     conn = ctx.store.conn
     files = dict(conn.execute("SELECT status, count(*) FROM files GROUP BY status").fetchall())
     skipped = conn.execute("SELECT path, error FROM files WHERE status = 'skipped' ORDER BY path").fetchall()
+    noted = conn.execute(
+        "SELECT path, error FROM files WHERE status = 'indexed' AND error IS NOT NULL ORDER BY path"
+    ).fetchall()
+    lexical = conn.execute("SELECT count(*) FROM chunks WHERE lexical_only").fetchone()[0]
     chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     vectors = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
     last = conn.execute("SELECT max(indexed_at) FROM files").fetchone()[0]
@@ -42,6 +46,8 @@ def recall_status(ctx: Context) -> StatusReport:
         )
     if skipped:
         summary.append(f"{len(skipped)} file(s) skipped (see warnings)")
+    if lexical:
+        summary.append(f"{lexical} chunk(s) indexed for their words only, no vectors (see warnings)")
     steps = []
     if pending and not behind:
         steps.append(f"lifelong index  ({pending} chunk(s) wait for vectors)")
@@ -63,12 +69,14 @@ def recall_status(ctx: Context) -> StatusReport:
             "chunks": chunks,
             "vectors": vectors,
             "vectors_pending": pending,
+            "chunks_lexical_only": lexical,
             "sentences_pending": sentences,
             "files_private": private,
             "embedder": embedder,
             "last_index": last_text,
             "behind_files": behind,
         },
-        warnings=tuple(f"skipped {path}: {error}" for path, error in skipped),
+        warnings=tuple(f"skipped {path}: {error}" for path, error in skipped)
+        + tuple(f"{path}: {error}" for path, error in noted),
         next_steps=tuple(steps),
     )

@@ -265,3 +265,16 @@ def m014_day_titles(db):  # noqa: ANN001
     unit of its own: it is the context of the units under it (``lifelong.markdown.title_line``).
     Re-chunk every file once, as ``m010`` did (embeddings of unchanged text come from the cache)."""
     db.execute("UPDATE files SET sha256 = NULL")
+
+
+@migrations()
+def m015_lexical_only_chunks(db):  # noqa: ANN001
+    """A chunk may be indexed for its words only (``lexical_only``): past a file's embedding budget
+    (``embed_max_chunks_per_file``) or inside one enormous line (``embed_max_line_chars``), so one
+    pasted blob does not hold up every other file's vectors for half an hour. Re-chunk the files
+    with a line or a chunk count over the defaults (the rest keep their rows)."""
+    db.execute("ALTER TABLE chunks ADD COLUMN lexical_only INTEGER NOT NULL DEFAULT 0")
+    db.execute(
+        "UPDATE files SET sha256 = NULL WHERE path IN (SELECT path FROM chunks GROUP BY path"
+        " HAVING count(*) > 2000 OR max(length(text)) > 20000)"
+    )

@@ -166,7 +166,8 @@ class VectorStore:
             PendingChunk(r[0], r[1], f"{r[2]}\n{r[3]}" if r[2] else r[3])
             for r in conn.execute(
                 "SELECT c.id, c.embed_hash, c.heading, c.text FROM chunks c"
-                " LEFT JOIN chunk_vectors v ON v.chunk_id = c.id WHERE v.chunk_id IS NULL ORDER BY c.id"
+                " LEFT JOIN chunk_vectors v ON v.chunk_id = c.id WHERE v.chunk_id IS NULL AND NOT c.lexical_only"
+                " ORDER BY c.id"
             )
         ]
         lacking = "v.unit_id IS NULL OR v.sentences IS NULL" if with_sentences else "v.unit_id IS NULL"
@@ -181,7 +182,9 @@ class VectorStore:
                 )
                 for r in conn.execute(
                     "SELECT u.id, u.chunk_id, u.embed_hash, u.heading, u.text FROM units u"
-                    f" LEFT JOIN unit_vectors v ON v.unit_id = u.id WHERE {lacking} ORDER BY u.id"
+                    " JOIN chunks c ON c.id = u.chunk_id"
+                    f" LEFT JOIN unit_vectors v ON v.unit_id = u.id WHERE ({lacking}) AND NOT c.lexical_only"
+                    " ORDER BY u.id"
                 )
             ]
             if with_units

@@ -25,8 +25,8 @@ GATE_CONFIG = {
 
 @pytest.fixture
 def gate_host(make_host):
-    def make(files=FILES, gate=None):
-        config = {"embedding": {"provider": "none"}, "plugins": {"gate": gate or {}}}
+    def make(files=FILES, gate=None, recall=None):
+        config = {"embedding": {"provider": "none"}, "plugins": {"gate": gate or {}, "recall": recall or {}}}
         return make_host(files, config, builtins=("embeddings", "recall", "gate"), entry_points=False)
 
     return make
@@ -48,6 +48,14 @@ def gate_host(make_host):
 )
 def test_greetings_refusals_and_errors_are_no_note(text: str) -> None:
     assert read_reply(text, 220) is None
+
+
+@pytest.mark.parametrize(
+    "note", ["Hello is the user's preferred project name.", "Hi-Fi setup: the amp is in the attic (since May)."]
+)
+def test_a_note_that_opens_with_a_greeting_word_is_kept(note: str) -> None:
+    """Issue 40 item 6: a substantive reply that starts with "Hello" was discarded as chit-chat."""
+    assert read_reply(note, 220) == note
 
 
 def test_a_note_about_an_error_that_cites_its_source_is_kept() -> None:
@@ -126,4 +134,7 @@ def test_invisible_characters_and_secrets_never_reach_the_prefix(gate_host) -> N
     result = reply(gate_host(files), "what is the staging deploy key?")
     assert result.status == "ok" and "[redacted api key]" in result.note
     assert "sk-proj" not in result.prefix and "\u202e" not in result.prefix and "\u200b" not in result.prefix
-    assert result.detail["secrets_redacted"] == 1
+    # memory_search already redacts what it hands over; the gate redacts again on its own, in case
+    # a search plugin or `redact_tool_results: false` hands it raw lines
+    raw = reply(gate_host(files, recall={"redact_tool_results": False}), "what is the staging deploy key?")
+    assert "sk-proj" not in raw.prefix and raw.detail["secrets_redacted"] == 1
