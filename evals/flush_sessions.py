@@ -3,6 +3,7 @@ through the real flush plugin (offline: capture and the cache tier, no model), t
 looked up with a question that shares few words with it.
 
 ``python -m evals.flush_sessions [--sessions 12] [--seed 7] [--embedding local|none] [--json FILE]``
+``python -m evals.flush_sessions --heldout [FILE]`` (hand-written sessions, one shared workspace)
 
 Each session is 40-110 messages of task talk (debugging, planning, writing), acknowledgements and
 emoji, with 2-4 planted details stated once, in passing, in varied words ("btw", "oh and", "before I
@@ -241,6 +242,73 @@ def run(sessions: int, seed: int, embedding: str) -> dict:
     }
 
 
+HELDOUT = Path(__file__).resolve().parent / "heldout" / "flush_sessions.yaml"
+
+
+def run_heldout(path: Path, embedding: str) -> dict:
+    """The sessions of a hand-written file (``evals/heldout/flush_sessions.yaml``), all compacted in
+    one workspace, as one agent's sessions are: each detail asked a month later (found when a top-5
+    result's text holds the detail's value, the ``match`` pattern), and every evicted message that
+    did not become a note restored from its own session's cache, byte for byte."""
+    import re
+
+    import yaml
+
+    data = yaml.safe_load(path.read_text("utf-8"))
+    base = Path(tempfile.mkdtemp(prefix="lifelong-flush-heldout-"))
+    root = base / "ws"
+    init_workspace(root, timezone=TZ)
+    (root / "lifelong.yaml").write_text(f"timezone: {TZ}\nembedding: {{provider: {embedding}}}\n", "utf-8")
+    host = Host(Workspace(root))
+    tz = host.workspace.timezone
+    started = time.monotonic()
+    details: list[dict] = []
+    expected = restored_exact = 0
+    for n, session in enumerate(data["sessions"]):
+        sid = str(session["id"])
+        start = dt.datetime(2026, 5, 4, 9, 0, tzinfo=tz) + dt.timedelta(days=n)
+        messages = [
+            {
+                "role": m["role"],
+                "content": m["text"],
+                "id": f"{sid}-m{i:03d}",
+                "ts": (start + dt.timedelta(minutes=i)).isoformat(),
+            }
+            for i, m in enumerate(session["messages"])
+        ]
+        with clock.pinned(start + dt.timedelta(hours=3)):
+            result = host.before_compaction(
+                {"id": sid, "compaction_count": 0, "compaction_path": "forced"}, messages
+            )
+            host.after_compaction({"id": sid}, result.pointer)
+        noted = {p.rsplit("-", 1)[-1].removesuffix(".md") for p in result.captured_paths}
+        restored = {m.id: m.content for m in tier.restore(host.workspace, sid)} if result.cached_count else {}
+        for m in messages:
+            if m["id"].rsplit("-", 1)[-1] in noted:
+                continue
+            expected += 1
+            restored_exact += restored.get(m["id"]) == m["content"]
+        for d in session["details"]:
+            details.append({**d, "session": sid, "day": start})
+    for d in details:
+        with clock.pinned(d["day"] + dt.timedelta(days=30)):
+            found = host.call_tool("memory_search", {"query": d["question"], "max_results": 5, "min_score": 0})
+        pattern = re.compile(d["match"], re.I)
+        d["found"] = any(pattern.search(r["snippet"]) for r in found.get("results", []))
+    host.close()
+    return {
+        "file": path.name,
+        "embedding": embedding,
+        "sessions": len(data["sessions"]),
+        "details": len(details),
+        "findable": sum(d["found"] for d in details) / len(details),
+        "evicted_not_noted": expected,
+        "restorable": restored_exact / expected if expected else 1.0,
+        "missed": [{"question": d["question"], "session": d["session"]} for d in details if not d["found"]],
+        "elapsed_s": round(time.monotonic() - started, 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m evals.flush_sessions", description=__doc__.split("\n\n")[0]
@@ -249,7 +317,30 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--embedding", choices=["local", "none"], default="local")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--heldout",
+        type=Path,
+        nargs="?",
+        const=HELDOUT,
+        default=None,
+        help="Run the hand-written sessions of this file (default evals/heldout/flush_sessions.yaml) "
+        "in one shared workspace instead of generated ones.",
+    )
     args = parser.parse_args(argv)
+    if args.heldout:
+        h = run_heldout(args.heldout, args.embedding)
+        print(
+            f"{h['file']}: {h['sessions']} sessions in one workspace, {h['details']} details (search: {h['embedding']}):\n"
+            f"  findable by memory_search (top 5 holds the value): {h['findable']:.3f}   [target >= 0.95]\n"
+            f"  evicted messages not noted, restored byte for byte from their session: "
+            f"{h['restorable']:.3f} of {h['evicted_not_noted']}   [target 1.0]\n"
+            f"  {h['elapsed_s']} s"
+        )
+        for m in h["missed"]:
+            print(f"  missed: {m['session']}: {m['question']!r}")
+        if args.json:
+            args.json.write_text(json.dumps(h, indent=1), encoding="utf-8")
+        return
     r = run(args.sessions, args.seed, args.embedding)
     print(
         f"{r['sessions']} sessions, {r['details']} planted details (search: {r['embedding']}):\n"

@@ -30,7 +30,7 @@ from typing import Any
 import pluggy
 import yaml
 
-from . import clock, hookspecs
+from . import clock, hookspecs, llm
 from .contracts import (
     DECISION_RANK,
     Embedder,
@@ -304,6 +304,16 @@ class Host:
             self.check_config()  # every installed plugin is loaded: a plugins: key naming none is a typo
         self.call("register_tools", register=self._register_tool)
         self.call("register_migrations", register=self.migrations.append)
+        if self.model_configured():
+            llm.warm_up()  # litellm's import is paid in the background, not by the first call's deadline
+
+    def model_configured(self) -> bool:
+        """Whether ``llm.model`` or any plugin's ``model`` names a language model."""
+        if self.workspace is None:
+            return False
+        if (self.workspace.config.get("llm") or {}).get("model"):
+            return True
+        return any(isinstance(r.config.get("model"), str) and r.config["model"] for r in self.plugins.values())
 
     # loading --------------------------------------------------------------------------------
     def add_plugin(

@@ -30,6 +30,40 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
         return _pool
 
 
+def _import_litellm() -> None:
+    import litellm  # noqa: F401
+
+
+_warm = threading.Event()
+_warming: list[threading.Thread] = []
+
+
+def warm_up() -> None:
+    """Import litellm on a background thread, once per process (a host with a model configured
+    calls it at start): importing it costs seconds, tens of seconds on a loaded machine, and that
+    must not be charged to the first model call's deadline."""
+    with _pool_lock:
+        if _warm.is_set() or _warming:
+            return
+        thread = threading.Thread(target=_warm_import, name="lifelong-llm-import", daemon=True)
+        _warming.append(thread)
+    thread.start()
+
+
+def _warm_import() -> None:
+    try:
+        _import_litellm()
+    finally:
+        _warm.set()
+
+
+def _ready() -> None:
+    """Block until litellm is imported (started here when no one warmed it up). The wait is not
+    part of any call's deadline."""
+    warm_up()
+    _warm.wait()
+
+
 def _call(model: str, messages: list[dict[str, Any]], timeout_s: float, kwargs: dict[str, Any]) -> str:
     import litellm
 
@@ -45,6 +79,7 @@ def _within_deadline(model: str | None, deadline_s: float, fn: Any, *args: Any) 
         raise LLMOffline("no model configured")
     if deadline_s <= 0:
         raise LLMTimeout("deadline already passed")
+    _ready()  # importing litellm is a one-time cost of the process, not of this call
     started = time.monotonic()
     future = _executor().submit(fn, *args)
     try:
@@ -62,8 +97,8 @@ def _within_deadline(model: str | None, deadline_s: float, fn: Any, *args: Any) 
 def complete(messages: list[dict[str, Any]], *, model: str | None, deadline_s: float, **kwargs: Any) -> str:
     """Call ``model`` with chat ``messages`` and return the reply text.
 
-    The call runs on a worker thread and the caller waits at most ``deadline_s`` seconds: past
-    that, :class:`LLMTimeout` is raised and the reply goes on without the model (the worker is
+    The call runs on a worker thread and the caller waits at most ``deadline_s`` seconds (counted
+    from when litellm is imported: see :func:`warm_up`): past that, :class:`LLMTimeout` is raised and the reply goes on without the model (the worker is
     abandoned, never joined). Any provider error becomes :class:`LLMOffline`.
     """
     return _within_deadline(model, deadline_s, _call, model, messages, deadline_s, kwargs)

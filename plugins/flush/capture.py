@@ -11,8 +11,9 @@ Each evicted message is one of:
   the reversible compressed tier (``tier.py``), never indexed. A short message that does carry
   a specific ("locker code is now 4417", "Mara's flight lands 18:40") is captured: short is not
   the same as trivial;
-- **known**: a message whose text is already kept (captured or cached before: same content hash;
-  or already written in a recent daily) is neither captured nor cached again.
+- **known**: a message whose text is already kept (captured as a note before: same content hash;
+  or already written in a recent daily) is not captured again; it is cached for its session, so
+  ``lifelong capture restore`` gives back every message a compaction evicted that is not a note.
 
 The plan also builds the pointer line the runtime puts into its summary ("14:00–15:30: cron
 debugging, 12 messages captured → memory/captured/2026-05-01/").
@@ -39,10 +40,16 @@ _SPECIFIC = re.compile(r"\d|@|https?://|\b[A-Z][a-z]+[A-Z]|(?<=\s)[A-Z][\w'’-]
 
 
 def is_trivial(content: str, min_tokens: int) -> bool:
-    """Small talk, or a short message with nothing specific in it."""
+    """Small talk, or a short message with nothing specific in it and at most two words that are
+    not chatter ("ok trying now", "hmm interesting"). Capitals are no test of a specific: people
+    type "theo's allergic to latex" in lower case."""
     if is_small_talk(content):
         return True
-    return estimate_tokens(content) < min_tokens and not _SPECIFIC.search(content.strip())
+    return (
+        estimate_tokens(content) < min_tokens
+        and not _SPECIFIC.search(content.strip())
+        and len(set(content_words(content))) <= 2
+    )
 
 
 def content_hash(text: str) -> str:
@@ -98,6 +105,19 @@ class CapturePlan:
     pointer: str = ""
 
 
+_QUESTION = re.compile(r"[^.!?\n]{3,200}\?")
+
+
+def role_of(message: Message) -> str:
+    return str(message.get("role") or "user")
+
+
+def last_question(text: str) -> str:
+    """The last question ``text`` asks (a sentence ending in "?"), or ""."""
+    found = _QUESTION.findall(text)
+    return _SPACES.sub(" ", found[-1]).strip() if found else ""
+
+
 def topic_of(texts: list[str], limit: int = 3) -> str:
     """A few words naming what the captured messages were about (their most frequent content words)."""
     counts = Counter(w for t in texts for w in content_words(t) if len(w) > 2 and not w.isdigit())
@@ -139,32 +159,58 @@ def plan_capture(
     corpus_text: str,
     min_tokens: int = 20,
     private: bool = False,
+    cached_ids: frozenset[str] = frozenset(),
+    capture_roles: frozenset[str] = frozenset({"user"}),
+    noted_here: frozenset[str] = frozenset(),
 ) -> CapturePlan:
     """Sort ``messages`` into captured notes, the cached tier and already-known ones.
+    ``known_hashes`` are the content hashes of messages captured as notes before (any session);
     ``corpus_text`` is what recent dailies already say (folded), so text the user or a flush turn
-    already wrote down is not captured twice. ``private``: a session in the private scope; its
-    notes are marked ``privacy: private`` (``lifelong.privacy``)."""
+    already wrote down is not captured twice. Every message that is not captured goes to this
+    session's cache tier, byte for byte, unless its id is already there (``cached_ids``: the same
+    compaction replayed): "ok" said in two sessions, or twice in one, is restorable in each.
+    Only messages of ``capture_roles`` become notes (by default the user's: what a person said is
+    what their memory is for; the assistant's generic advice, indexed, buried the one line that
+    held a person's detail); the others are cached, restorable like the rest. ``noted_here``: the
+    hashes of this session's own notes (a re-sent message they hold is not cached again).
+    ``private``: a session in the private scope; its notes are marked ``privacy: private``
+    (``lifelong.privacy``)."""
     plan = CapturePlan()
     seen: set[str] = set(known_hashes)
     folded_corpus = _SPACES.sub(" ", corpus_text).casefold()
     times: list[dt.datetime] = []
+    cached_now: set[str] = set(cached_ids)
+    asked = ""  # the question the message before asked ("Which router do you have?")
     for index, message in enumerate(messages):
         content = str(message.get("content") or "")
         if not content.strip():
             continue
+        question = asked if index and str(messages[index - 1].get("role") or "user") != role_of(message) else ""
+        asked = last_question(content)
         mid = message_id(message, index)
         when = message_time(message, now, tz)
         digest = content_hash(content)
-        if digest in seen or (
+        role = str(message.get("role") or "user")
+        trivial = is_trivial(content, min_tokens) or role not in capture_roles
+        known = digest in seen or (
             len(content) > 30 and _SPACES.sub(" ", content.strip()).casefold() in folded_corpus
-        ):
-            plan.known += 1
+        )
+        if known and digest in noted_here:
+            plan.known += 1  # this session's own note already holds it (the compaction re-sent it)
+            continue
+        if trivial or known:
+            if known or mid in cached_now:
+                plan.known += 1  # already kept: as a note, in a daily, or in this session's tier
+            if mid not in cached_now:
+                cached_now.add(mid)
+                plan.cached.append(CachedMessage(mid, str(message.get("role") or "user"), content, when, digest))
             continue
         seen.add(digest)
-        if is_trivial(content, min_tokens):
-            plan.cached.append(CachedMessage(mid, str(message.get("role") or "user"), content, when, digest))
-            continue
         body, redacted = redact_secrets(strip_invisible(content))
+        if question and role == "user":
+            # a reply is searchable by what it answers: "asus rt-ax86u" alone says nothing of routers
+            quoted, more = redact_secrets(strip_invisible(question))
+            body, redacted = f"(re: {quoted}) {body}", redacted + more  # one line: one retrieval unit
         plan.secrets_redacted += redacted
         relpath = f"{CAPTURE_DIR}/{when.date().isoformat()}/{when.strftime('%H%M%S')}-{mid}.md"
         reason = "evicted by compaction, not yet in any note"

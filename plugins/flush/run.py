@@ -199,7 +199,19 @@ def flush_before_compaction(ctx: Context, session: Session, messages: list[Messa
             session_id=session_id,
             now=now,
             tz=ws.timezone,
-            known_hashes={r[0] for r in ctx.store.conn.execute("SELECT hash FROM flush_captured")},
+            known_hashes={
+                r[0]
+                for r in ctx.store.conn.execute("SELECT hash FROM flush_captured WHERE path NOT LIKE 'cache:%'")
+            },
+            cached_ids=tier.cached_ids(ws, session_id),
+            capture_roles=frozenset(cfg["capture_roles"]),
+            noted_here=frozenset(
+                r[0]
+                for r in ctx.store.conn.execute(
+                    "SELECT hash FROM flush_captured WHERE path NOT LIKE 'cache:%' AND session_id = ?",
+                    (session_id,),
+                )
+            ),
             corpus_text=recent_daily_text(ctx, now.date()),
             min_tokens=cfg["min_capture_tokens"],
             private=private,

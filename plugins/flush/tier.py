@@ -87,6 +87,14 @@ def restore(
     return sorted(out, key=lambda m: m.ts)
 
 
+def cached_ids(ws: Workspace, session_id: str) -> frozenset[str]:
+    """The ids of the messages this session's tier already holds."""
+    try:
+        return frozenset(m.id for m in restore(ws, session_id))
+    except InputError:
+        return frozenset()
+
+
 def sessions(ws: Workspace) -> list[dict[str, object]]:
     """Every session in the tier: its id, files and message count."""
     root = ws.state_dir / TIER_DIR

@@ -95,3 +95,29 @@ def test_templates_are_strict(tmp_path) -> None:
         prompts.render("note.j2")
     with pytest.raises(jinja2.TemplateNotFound):
         prompts.render("does-not-exist.j2")
+
+
+def test_importing_litellm_is_not_charged_to_the_first_calls_deadline(monkeypatch) -> None:  # noqa: ANN001
+    """Issue 40 item 4: on a loaded machine importing litellm took 44 s, longer than the flush
+    turn's deadline, so the flush saved nothing. The import is a one-time cost of the process: the
+    deadline counts from when it is done."""
+    import threading
+    import time
+
+    from lifelong import llm
+
+    slow = threading.Event()
+
+    def slow_import() -> None:
+        time.sleep(0.6)
+        import litellm  # noqa: F401
+
+        slow.set()
+
+    monkeypatch.setattr(llm, "_import_litellm", slow_import)
+    monkeypatch.setattr(llm, "_warm", threading.Event())
+    monkeypatch.setattr(llm, "_warming", [])
+    reply = llm.complete(
+        [{"role": "user", "content": "hi"}], model="openai/gpt-4o-mini", deadline_s=0.4, mock_response="saved"
+    )
+    assert reply == "saved" and slow.is_set()

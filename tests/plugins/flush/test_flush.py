@@ -77,16 +77,12 @@ def test_capture_cache_and_pointer(flush_host) -> None:
     host = flush_host()
     result = compact(host, forced())
     assert result.status == "ok" and not result.flushed
-    assert [Path(p).name for p in result.captured_paths] == [
-        "093000-u1.md",
-        "093000-a1.md",
-        "093000-u3.md",
-        "093000-u4.md",
-    ]
+    # the user's messages become notes; the assistant's advice is cached, restorable (issue 40)
+    assert [Path(p).name for p in result.captured_paths] == ["093000-u1.md", "093000-u3.md", "093000-u4.md"]
     assert all(p.startswith("memory/captured/2026-05-02/") for p in result.captured_paths)  # Auckland's date
-    assert result.cached_count == 2  # "ok thanks!" and the emoji
-    assert "4 message(s) captured → memory/captured/2026-05-02/" in result.pointer
-    note = (host.workspace.root / result.captured_paths[2]).read_text()
+    assert result.cached_count == 3  # the assistant's answer, "ok thanks!" and the emoji
+    assert "3 message(s) captured → memory/captured/2026-05-02/" in result.pointer
+    note = (host.workspace.root / result.captured_paths[1]).read_text()
     assert note.startswith("---\ncaptured_from: compaction\nsession: chat-1\n")
     assert "message_ids:\n- u3" in note and "SSL certificate for api.tidewater.io expires on June 12" in note
 
@@ -94,7 +90,7 @@ def test_capture_cache_and_pointer(flush_host) -> None:
 def test_secrets_are_redacted_before_capture_and_counted(flush_host) -> None:
     host = flush_host()
     result = compact(host, forced())
-    key_note = (host.workspace.root / result.captured_paths[3]).read_text()
+    key_note = (host.workspace.root / result.captured_paths[2]).read_text()
     assert "sk-proj" not in key_note and "[redacted api key]" in key_note
     assert result.detail["secrets_redacted"] == 1
     with clock.pinned(NOW):
@@ -110,6 +106,7 @@ def test_the_cache_tier_restores_byte_for_byte(flush_host) -> None:
     compact(host, forced(), [*MESSAGES, odd])
     restored = tier.restore(host.workspace, "chat-1")
     assert [(m.id, m.content) for m in restored] == [
+        ("a1", MESSAGES[1]["content"]),
         ("u2", "ok thanks!"),
         ("a2", "👍"),
         ("u9", "ok 👍\u00a0\r\n  "),
@@ -127,7 +124,7 @@ def test_known_messages_are_not_kept_twice(flush_host) -> None:
     assert first.captured_paths and second.captured_paths == () and second.cached_count == 0
     assert second.detail["known"] == len(MESSAGES)
     captured = list((host.workspace.root / "memory" / "captured").rglob("*.md"))
-    assert len(captured) == 4
+    assert len(captured) == 3
 
 
 def test_text_already_in_todays_daily_is_not_captured(flush_host) -> None:
@@ -253,15 +250,15 @@ def test_compact_and_capture_commands(tmp_path: Path, flush_host) -> None:
     )
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert data["status"] == "ok" and len(data["captured_paths"]) == 4 and data["cached_count"] == 2
+    assert data["status"] == "ok" and len(data["captured_paths"]) == 3 and data["cached_count"] == 3
     again = json.loads(runner.invoke(cli, ["-w", str(root), "compact", str(transcript), "--json"]).output)
     assert again["captured_paths"] == []  # the next cycle: all known
     listed = runner.invoke(cli, ["-w", str(root), "capture", "list"]).output
-    assert "chat-9  2 message(s)" in listed
+    assert "chat-9  3 message(s)" in listed
     restored = json.loads(
         runner.invoke(cli, ["-w", str(root), "capture", "restore", "chat-9", "--json"]).output
     )
-    assert [m["content"] for m in restored["messages"]] == ["ok thanks!", "👍"]
+    assert [m["content"] for m in restored["messages"]] == [MESSAGES[1]["content"], "ok thanks!", "👍"]
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"role": "user"}\n')
     err = runner.invoke(cli, ["-w", str(root), "compact", str(bad)])
@@ -298,3 +295,44 @@ def test_a_private_session_flushes_into_private_notes(flush_host) -> None:
         )
     assert not shared["results"]
     assert private["results"]
+
+
+def test_every_acknowledgement_of_every_session_is_restorable(flush_host) -> None:
+    """Issue 40 item 4: an "ok" another session had cached was neither cached nor restorable for
+    the second session; nor was the same "ok" said twice in one compaction."""
+    host = flush_host()
+    first = [
+        {"role": "user", "content": "ok thanks!", "id": "x1"},
+        {"role": "user", "content": "👍", "id": "x2"},
+    ]
+    second = [
+        {"role": "user", "content": "ok thanks!", "id": "y1"},
+        {"role": "assistant", "content": "Anything else?", "id": "y2"},
+        {"role": "user", "content": "ok thanks!", "id": "y3"},
+    ]
+    compact(host, forced(0, "one"), first)
+    compact(host, forced(0, "two"), second)
+    assert [(m.id, m.content) for m in tier.restore(host.workspace, "one")] == [
+        (m["id"], m["content"]) for m in first
+    ]
+    assert [(m.id, m.content) for m in tier.restore(host.workspace, "two")] == [
+        (m["id"], m["content"]) for m in second
+    ]
+    compact(host, forced(1, "two"), second)  # the same compaction replayed: nothing twice
+    assert len(tier.restore(host.workspace, "two")) == 3
+
+
+def test_a_short_reply_is_captured_with_the_question_it_answers(flush_host) -> None:
+    """A lowercase detail with no capital or digit is not trivial, and a reply carries the
+    question before it, so "asus rt-ax86u" is found by a search about routers."""
+    host = flush_host()
+    messages = [
+        {"role": "assistant", "content": "Sounds good. Which router do you have at home?", "id": "a1"},
+        {"role": "user", "content": "asus rt-ax86u", "id": "u1"},
+        {"role": "user", "content": "oh wait no balloons, theo's allergic to latex", "id": "u2"},
+    ]
+    result = compact(host, forced(), messages)
+    names = [Path(p).name for p in result.captured_paths]
+    assert names == ["093000-u1.md", "093000-u2.md"]
+    note = (host.workspace.root / result.captured_paths[0]).read_text()
+    assert "(re: Which router do you have at home?) asus rt-ax86u" in note
