@@ -337,12 +337,23 @@ class Workspace:
 
     @property
     def dreams_file(self) -> Path:
-        """DREAMS.md, or dreams.md when only that exists (OpenClaw reads both)."""
+        """The dream diary: DREAMS.md, or a dreams.md that is already a dream diary (it holds a
+        ``lifelong:dream-`` entry or OpenClaw's ``openclaw:dreaming:diary`` block; OpenClaw reads
+        either name). A dreams.md of the user's own is
+        never written into: the diary goes to DREAMS.md beside it, or, where the file system does
+        not tell the two names apart, to DREAMS.lifelong.md."""
         upper, lower = self.root / "DREAMS.md", self.root / "dreams.md"
-        if upper.exists():
+        names = set(os.listdir(self.root)) if self.root.is_dir() else set()
+        if "DREAMS.md" in names or "dreams.md" not in names:
             return upper
-        names = {p.name for p in self.root.iterdir()} if self.root.exists() else set()
-        return lower if "dreams.md" in names else upper
+        try:
+            text = lower.read_text("utf-8", errors="replace")
+        except OSError:
+            text = ""
+        ours = "<!-- lifelong:dream-" in text or "<!-- openclaw:dreaming:diary" in text
+        if ours:
+            return lower
+        return self.root / "DREAMS.lifelong.md" if upper.exists() else upper
 
     @property
     def wiki_dir(self) -> Path:
@@ -450,15 +461,18 @@ class Workspace:
     def remove_stale_temp_files(self) -> list[str]:
         """Delete the temp files :func:`atomic_write` leaves when its process is killed between
         creating and renaming them (``.NAME.XXXXXXXX.tmp`` beside NAME) in the folders the suite
-        writes: the root, ``memory/`` (one level of subfolders), ``wiki/`` and ``.lifelong/``
-        (journals included). Call it only while holding the ``write`` lock. Returns what it removed,
+        writes: the root, ``memory/``, ``wiki/``, ``.lifelong/reports/`` and ``.lifelong/cache/``
+        at every depth, and ``.lifelong/`` (journals included). Call it only while holding the ``write`` lock. Returns what it removed,
         workspace-relative."""
-        folders = [self.root, self.memory_dir, self.state_dir]
-        for parent in (self.memory_dir, self.wiki_dir, self.state_dir / "journal", self.state_dir):
+        folders = [self.root, self.state_dir]
+        for parent in (self.state_dir / "journal", self.state_dir):
             with contextlib.suppress(OSError):
                 folders += [Path(e.path) for e in os.scandir(parent) if e.is_dir(follow_symlinks=False)]
-        with contextlib.suppress(OSError):
-            folders += [Path(d) for d, _, _ in os.walk(self.wiki_dir)]
+        # every level of the folders the suite writes below the first: memory/captured/<day>/,
+        # .lifelong/reports/<run>/, the compaction cache's session folders, wiki/<kind>/
+        for tree in (self.memory_dir, self.wiki_dir, self.state_dir / "reports", self.state_dir / "cache"):
+            with contextlib.suppress(OSError):
+                folders += [Path(d) for d, _, _ in os.walk(tree)]
         removed = []
         for folder in dict.fromkeys(folders):
             try:

@@ -64,7 +64,7 @@ _LABEL = re.compile(r"^(?:note|memory|summary|answer|output)\s*:\s*", re.I)
 # timeout text from a model, a proxy or a runtime. Such text never becomes memory, unless it cites a
 # workspace source (a real note about an error the user had, "(memory/2026-03-04.md#L4)").
 _NOT_A_NOTE = re.compile(
-    r"^\W*(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening))\b"
+    r"^\W*(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening))(?:\s+there|\s+again)?\s*(?:[!,.:;—]|$)"
     r"|\bhow (?:can|may) i (?:help|assist)\b|\bwhat can i do for you\b"
     r"|^\W*(?:i'?m|i am) sorry\b|^\W*sorry\b|^\W*(?:unfortunately,?\s+)?i (?:can(?:no|')?t|am unable|'m unable|"
     r"do not have|don'?t have)\b|^\W*as an ai\b"

@@ -186,6 +186,14 @@ def test_the_next_writer_removes_temp_files_a_killed_writer_left(tmp_path: Path)
     journal = tmp_path / ".lifelong" / "journal" / "20260301-030000-abcd"
     journal.mkdir(parents=True)
     (journal / ".entries.json.k2j_x9q1.tmp").write_text("{")
+    # deeper folders the suite writes (issue 40 item 7: the sweep went one level deep)
+    deep = [
+        tmp_path / ".lifelong" / "reports" / "20260301-030000-abcd" / ".deep.json.a1b2c3d4.tmp",
+        tmp_path / "memory" / "captured" / "2026-03-01" / ".093000-u1.md.z9y8x7w6.tmp",
+    ]
+    for path in deep:
+        path.parent.mkdir(parents=True)
+        path.write_text("{")
     keep = [tmp_path / "memory" / ".draft.tmp", tmp_path / "notes.tmp", tmp_path / "memory" / "2026-03-01.md"]
     for path in keep:
         path.write_text("the human's")
@@ -193,6 +201,7 @@ def test_the_next_writer_removes_temp_files_a_killed_writer_left(tmp_path: Path)
     with ws.lock("write"):
         pass
     assert list(tmp_path.glob(".MEMORY.md.*.tmp")) == [] and list(journal.iterdir()) == []
+    assert not any(p.exists() for p in deep)
     assert all(p.read_text() == "the human's" for p in keep)
     assert target.read_bytes() in (b"a" * 4_000_000, b"A" * 4_000_000)
 

@@ -134,3 +134,34 @@ def test_a_plain_rollback_does_not_claim_kept_edits(dream_host) -> None:  # noqa
     result = rollback_run(host, run.run_id, force=True)  # forced, but nobody edited anything
     assert result["conflicts"] == [] and result["message"].startswith("rolled back;")
     assert "kept" not in result["message"]
+
+
+def test_a_forced_rollback_removes_the_section_the_run_created(dream_host) -> None:  # noqa: ANN001
+    """Issue 40 item 6: `rollback --force` left an empty fenced section ("## Other") behind."""
+    host = dream_host(FILES)
+    root = host.workspace.root
+    recall(host, D04, 1, 6, PITCH_QUERIES)
+    run = dream(host, at("2026-03-10"))
+    memory = root / "MEMORY.md"
+    assert "## Projects and work" in memory.read_text() and run.promoted
+    memory.write_text(memory.read_text().replace("# MEMORY", "# MEMORY (mine)", 1))
+    rollback_run(host, run.run_id, force=True)
+    text = memory.read_text()
+    assert "## Projects and work" not in text and "lifelong:topic-" not in text and "# MEMORY (mine)" in text
+    assert text == FILES["MEMORY.md"].replace("# MEMORY", "# MEMORY (mine)", 1)
+
+
+def test_a_users_own_lowercase_dreams_file_is_never_written_into(dream_host) -> None:  # noqa: ANN001
+    """Issue 40 item 6: a workspace with the user's own dreams.md (their dream journal) got the
+    dream diary appended into it. The diary goes to DREAMS.md beside it."""
+    mine = "# My dreams\n\n- Flying over Lisbon again.\n"
+    host = dream_host({**FILES, "dreams.md": mine})
+    root = host.workspace.root
+    recall(host, D04, 1, 6, PITCH_QUERIES)
+    run = dream(host, at("2026-03-10"))
+    assert run.diary_source and (root / "dreams.md").read_text() == mine
+    names = {p.name for p in root.iterdir()}
+    diary = root / ("DREAMS.md" if "DREAMS.md" in names else "DREAMS.lifelong.md")
+    assert f"dream-{run.run_id}" in diary.read_text()
+    rollback_run(host, run.run_id)
+    assert (root / "dreams.md").read_text() == mine
