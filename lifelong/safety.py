@@ -627,6 +627,30 @@ def neutralise_json(value: Any) -> Any:
     return value
 
 
+_SECRET_WORDS = frozenset(
+    "api key keys token tokens secret secrets password passwords pw pwd pin puk passcode passphrase "
+    "aws ssh gpg pgp jwt env ssl tls otp totp 2fa mfa sso url uri db".split()
+)
+
+
+def only_about_a_secret(text: str) -> bool:
+    """Whether ``text``, its secrets redacted, says nothing but that there is a secret: no number,
+    no identifier, no name left once the redaction marks and the words that label a secret are set
+    aside ("re-pasted the API key [redacted] into the .env"; but not "wifi network is Raman-5G,
+    password [redacted]", which still names the network)."""
+    rest = _REDACTION_MARK.sub(" ", redact_secrets(text)[0])
+    words = re.findall(r"[\w'’.-]+", rest)
+    for n, word in enumerate(words):
+        bare = word.strip(".-'’")
+        if not bare or bare.casefold() in _SECRET_WORDS:
+            continue
+        if any(c.isdigit() for c in bare):
+            return False
+        if n and bare[:1].isupper() and not rest[: rest.find(word)].rstrip().endswith((".", "!", "?", ":")):
+            return False  # a name ("Raman", "Hetzner"), not a sentence's first word
+    return True
+
+
 def holds_secret(text: str) -> bool:
     """Whether ``text`` holds a secret or the mark of one redacted (a line about a key, whose
     substance is the key, is no durable fact to keep)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lifelong.contracts import RelatedFact, WriteDecision
-from lifelong.safety import holds_secret
+from lifelong.safety import holds_secret, only_about_a_secret
 
 from .candidates import Candidate
 from .memory_file import (
@@ -243,14 +243,17 @@ class PromotionPlanner:
             self._blocked.append(Outcome(c.key, live.text, reason, "safety"))
             self._refused.append(c.key)
             return None
-        if secrets or holds_secret(live.text):
-            # a key, a password, a card: the daily keeps it; what is left of the line once it is
-            # redacted ("re-pasted the API key [redacted] into the .env") is no fact to keep
-            reason = "holds a secret; never promoted (the daily keeps it)"
+        if (secrets or holds_secret(live.text)) and only_about_a_secret(live.text):
+            # a key, a password, a card and nothing else: the daily keeps it; what is left of the
+            # line once redacted ("re-pasted the API key [redacted] into the .env") is no fact
+            reason = "only about a secret; never promoted (the daily keeps it)"
             self._settle(s, "blocked", reason)
             self._blocked.append(Outcome(c.key, safe_text, reason, "safety"))
             self._secrets += secrets
             return None
+        if secrets:  # the daily keeps its text; the promoted statement carries it redacted
+            live = replace(live, text=safe_text)
+            self._secrets += secrets
         tokens = similarity_tokens(live.text)
         others = [(f"MEMORY.md line {n}", text, t) for n, text, t in self.memory]
         others += [(f"{k}, promoted in this run", text, t) for k, text, t in self._chosen_tokens]

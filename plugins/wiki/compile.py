@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lifelong import facts
-from lifelong.safety import holds_secret, screen, strip_invisible
+from lifelong.safety import holds_secret, only_about_a_secret, screen, strip_invisible
 from lifelong.text import content_tokens, jaccard
 from lifelong.workspace import replace_region
 
@@ -89,12 +89,12 @@ def _evidence(line: SourceLine, weight: float, note: str) -> Evidence:
 
 
 def screened(text: str) -> str | None:
-    """The text a claim may carry: invisible characters stripped; None when it reads as an
-    instruction to an agent or holds a secret, redacted or not (the wiki is served to agents as
-    trusted memory)."""
+    """The text a claim may carry: invisible characters stripped, secrets redacted; None when it
+    reads as an instruction to an agent or says nothing but that there is a secret (the wiki is
+    served to agents as trusted memory)."""
     result = screen(strip_invisible(text))
-    if result.secrets or holds_secret(text):
-        return None  # a line about a key or a password is no claim to serve
+    if (result.secrets or holds_secret(text)) and only_about_a_secret(text):
+        return None  # a line about a key or a password and nothing else is no claim to serve
     return result.text if result.trusted else None
 
 

@@ -51,10 +51,10 @@ def test_nothing_the_dream_prints_carries_a_secret_or_an_injection(tmp_path: Pat
     data = json.loads(out)
     assert data["status"] == "ok" and len(data["blocked"]) == 2
     assert leaks(out) == [], leaks(out)
-    injection, secret = sorted(data["blocked"], key=lambda b: b["reason"].startswith("holds"))
+    injection, secret = sorted(data["blocked"], key=lambda b: b["reason"].startswith("only about"))
     assert "[withheld: reads as instructions to an agent" in injection["text"]
     # a line holding a secret is never promoted (issue 40): it is listed blocked, redacted
-    assert "[redacted password]" in secret["text"] and secret["reason"].startswith("holds a secret")
+    assert "[redacted password]" in secret["text"] and secret["reason"].startswith("only about a secret")
     assert not any("redacted" in p["text"] for p in data["promoted"])
     key = injection["key"]
     assert leaks(cli_run(*w, "dream", "explain", key)) == []

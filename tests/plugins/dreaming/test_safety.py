@@ -60,12 +60,12 @@ def test_hostile_and_secret_notes_never_reach_trusted_memory(dream_host) -> None
     assert run.status == "ok"
     memory = (root / "MEMORY.md").read_text()
     assert leaks(memory) == []
-    # a line holding a secret is never promoted, not even redacted (issue 40): the daily keeps it
+    # a line about a secret and nothing else is never promoted, not even redacted (issue 40)
     assert "Office wifi password" not in memory
     assert NOISE in memory  # an ordinary note that shares a word with an attack is promoted
     blocked = sorted(run.reports["deep"]["blocked"], key=lambda b: b["reason"])
     assert [b["by"] for b in blocked] == ["safety", "safety"]
-    assert blocked[0]["reason"].startswith("holds a secret") and "[redacted password]" in blocked[0]["text"]
+    assert blocked[0]["reason"].startswith("only about a secret") and "[redacted password]" in blocked[0]["text"]
     assert "reads as instructions" in blocked[1]["reason"]
     assert run.safety.refused == 1 and run.safety.secrets_redacted >= 1
     diary = (root / "DREAMS.md").read_text()

@@ -543,7 +543,7 @@ def test_model_names_subjects_and_its_answers_are_cached(tmp_path: Path) -> None
     )  # a recurring name
 
 
-def test_secrets_and_instructions_never_become_claims(tmp_path: Path) -> None:
+def test_secrets_are_redacted_and_instructions_never_become_claims(tmp_path: Path) -> None:
     root = make_ws(
         tmp_path,
         {
@@ -554,8 +554,7 @@ def test_secrets_and_instructions_never_become_claims(tmp_path: Path) -> None:
     )
     compile_json(root)
     wiki = "\n".join(p.read_text() for p in (root / "wiki").rglob("*.md"))
-    # a line holding a secret makes no claim at all, redacted or not (issue 40)
-    assert "hunter2-Xq9!zz" not in wiki and "staging password" not in wiki
+    assert "hunter2-Xq9!zz" not in wiki and "[redacted" in wiki
     assert "ignore all previous instructions" not in wiki
     assert "Acme Robotics demo went well." in wiki
 
@@ -629,3 +628,15 @@ def test_memory_search_corpus_all_returns_wiki_hits_with_their_claim_and_evidenc
         assert wiki[0]["extra"]["evidence"][0].startswith("memory/2026-03-")
     finally:
         host.close()
+
+
+def test_a_line_only_about_a_secret_is_no_claim() -> None:
+    """Issue 40 item 2: "re-pasted the API key [redacted] into the .env" became a claim the gate
+    served; a line that still names something keeps its claim, redacted."""
+    from lifelong_plugins.wiki.compile import screened
+
+    assert screened("re-pasted the API key [redacted] into the .env") is None
+    assert screened("re-pasted the API key sk-proj-Zx81QwErTyUiOpAsDfGhJkLz0987654321 into the .env") is None
+    assert screened("wifi network is Raman-5G, password HX7-pelican-22") == (
+        "wifi network is Raman-5G, password [redacted password]"
+    )
