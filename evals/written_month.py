@@ -13,7 +13,12 @@ and words that mark its chit-chat. Printed per month: facts promoted, precision 
 exactly one fact / items promoted), chit-chat leaked, duplicate items (two items for one fact),
 items matching two facts (merged wrongly), whether the human text of MEMORY.md was kept byte
 for byte, and for a fact that changes during the month (its ``stale`` pattern) the MEMORY.md items
-still stating only its earlier value at the end. The CLI runs in-process (click's test runner), so the embedding model loads once.
+still stating only its earlier value at the end. A month may mark a change's day (``changed_on``),
+a question asked after it (``ask``) and the answer's pattern (``current``): then the changes
+detected (MEMORY.md holds the new value and no live item with only the old one) and whether the
+pre-reply gate's note for the question leads with the current value are printed too. The
+hand-written months written by helpers who never read the code are in ``evals/heldout/months/``:
+``python -m evals.written_month evals/heldout/months/*.yaml``. The CLI runs in-process (click's test runner), so the embedding model loads once.
 """
 
 from __future__ import annotations
@@ -110,6 +115,41 @@ def stale_kept(month: dict[str, Any], memory: str) -> list[str]:
     return out
 
 
+def changes_detected(month: dict[str, Any], memory: str, items: list[dict[str, Any]]) -> dict[str, bool]:
+    """For each fact that changes during the month (``changed_on``): whether MEMORY.md at the end
+    holds its new value and no live item stating only the old one."""
+    facts, stale = _patterns(month, "match"), _patterns(month, "stale")
+    out = {}
+    for fid, fact in month["facts"].items():
+        if fact.get("changed_on") is None:
+            continue
+        live_old = [t for t in stale_kept(month, memory) if stale[fid].search(t) and not facts[fid].search(t)]
+        new = any(facts[fid].search(i["text"]) for i in items) and facts[fid].search(memory)
+        out[fid] = bool(new) and not live_old
+    return out
+
+
+def gate_leads(runner: CliRunner, root: Path, month: dict[str, Any], when: str) -> dict[str, dict[str, Any]]:
+    """For each changing fact with an ``ask``: the pre-reply gate's note for that question at
+    ``when``, and whether the first value it states is the current one (``current`` or ``match``)
+    rather than the earlier one (``stale``)."""
+    out = {}
+    for fid, fact in month["facts"].items():
+        if not fact.get("ask"):
+            continue
+        current = re.compile(fact.get("current") or fact["match"], re.IGNORECASE)
+        old = re.compile(fact["stale"], re.IGNORECASE) if fact.get("stale") else None
+        note = (
+            json.loads(_lifelong(runner, root, "gate", fact["ask"], "--json", "--now", when)).get("note")
+            or ""
+        )
+        first_new = current.search(note)
+        first_old = old.search(note) if old else None
+        leads = bool(first_new) and (first_old is None or first_new.start() <= first_old.start())
+        out[fid] = {"leads": leads, "note": note}
+    return out
+
+
 def run_month(
     path: Path, root: Path, echo: Any = None, dreaming: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -144,11 +184,14 @@ def run_month(
                 echo(f"    {night} promoted: {item['text']}")
     figures = judge(month, items)
     memory = (root / "MEMORY.md").read_text("utf-8")
+    last = start + dt.timedelta(days=max(int(d) for d in month["days"]) + 1)
     figures.update(
         month=path.name,
         searches=searches,
         human_text_kept=human.rstrip("\n") in memory,
         stale_kept=stale_kept(month, memory),
+        changes=changes_detected(month, memory, items),
+        gate=gate_leads(runner, root, month, f"{last.isoformat()}T12:00"),
         seconds=round(time.monotonic() - started, 1),
     )
     return figures
@@ -164,6 +207,22 @@ def report(f: dict[str, Any]) -> str:
     ]
     if f["stale_kept"]:
         lines.append(f"  earlier value still stated in MEMORY.md: {f['stale_kept']}")
+    if f["changes"]:
+        done = [k for k, v in f["changes"].items() if v]
+        lines.append(
+            f"  changes detected: {len(done)} of {len(f['changes'])}"
+            + (
+                f" (missed: {', '.join(k for k, v in f['changes'].items() if not v)})"
+                if len(done) < len(f["changes"])
+                else ""
+            )
+        )
+    if f["gate"]:
+        led = [k for k, v in f["gate"].items() if v["leads"]]
+        lines.append(f"  gate leads with the current value: {len(led)} of {len(f['gate'])}")
+        for k, v in f["gate"].items():
+            if not v["leads"]:
+                lines.append(f"    {k}: {v['note'][:160]!r}")
     if f["missed"]:
         lines.append(f"  missed: {', '.join(f['missed'])}")
     for w in f["wrong"]:
@@ -207,6 +266,15 @@ def main(argv: list[str] | None = None) -> None:
             print(report(f), flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
+    elif len(results) > 1:
+        facts = sum(f["facts"] for f in results)
+        changes = [v for f in results for v in f["changes"].values()]
+        gate = [v["leads"] for f in results for v in f["gate"].values()]
+        print(
+            f"all: {sum(f['facts_promoted'] for f in results)} of {facts} facts promoted"
+            + (f"; changes detected {sum(changes)} of {len(changes)}" if changes else "")
+            + (f"; gate leads with the current value {sum(gate)} of {len(gate)}" if gate else "")
+        )
 
 
 if __name__ == "__main__":
