@@ -292,7 +292,9 @@ def run_heldout(path: Path, embedding: str) -> dict:
             details.append({**d, "session": sid, "day": start})
     for d in details:
         with clock.pinned(d["day"] + dt.timedelta(days=30)):
-            found = host.call_tool("memory_search", {"query": d["question"], "max_results": 5, "min_score": 0})
+            found = host.call_tool(
+                "memory_search", {"query": d["question"], "max_results": 5, "min_score": 0}
+            )
         pattern = re.compile(d["match"], re.I)
         d["found"] = any(pattern.search(r["snippet"]) for r in found.get("results", []))
     host.close()

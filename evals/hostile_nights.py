@@ -268,7 +268,9 @@ def run(nights: int) -> dict:
         host.close()
     found = {name: leaks(text) for name, text in outputs.items()}
     # a redaction redacted again ("[redacted password] password]"): redaction must be idempotent
-    twice = {name: len(re.findall(r"\[redacted [^\]]*\][^\n\[]{0,3}\w+\]", text)) for name, text in outputs.items()}
+    twice = {
+        name: len(re.findall(r"\[redacted [^\]]*\][^\n\[]{0,3}\w+\]", text)) for name, text in outputs.items()
+    }
     return {
         "nights": nights,
         "planted_instructions": sum(len(s) for t, s, _ in PLANTED if t in ("notes", "persona")),

@@ -48,9 +48,7 @@ def detect_secrets_redact(text: str) -> str:
         path.write_text(text, "utf-8")
         found = SecretsCollection()
         found.scan_file(str(path))
-        values = sorted(
-            {s.secret_value for _, s in found if s.secret_value}, key=len, reverse=True
-        )
+        values = sorted({s.secret_value for _, s in found if s.secret_value}, key=len, reverse=True)
     for value in values:
         text = text.replace(value, "[redacted]")
     return text
@@ -112,8 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         "lifelong": score(lambda t: redact_secrets(t)[0], corpus),
         "detect-secrets (baseline)": score(detect_secrets_redact, corpus),
     }
-    print(f"corpus {args.corpus.name}: {len(corpus['secrets'])} secret lines, {len(corpus['ordinary'])} ordinary")
-    print(f"{'redactor':28} {'leaked':>12} {'fragments':>9} {'lines leak':>10} {'false pos':>10} {'not idem':>8}")
+    print(
+        f"corpus {args.corpus.name}: {len(corpus['secrets'])} secret lines, {len(corpus['ordinary'])} ordinary"
+    )
+    print(
+        f"{'redactor':28} {'leaked':>12} {'fragments':>9} {'lines leak':>10} {'false pos':>10} {'not idem':>8}"
+    )
     for name, r in results.items():
         print(
             f"{name:28} {r['leaked']:>5} of {r['secret_substrings']:<4} {r['fragments']:>9} "
@@ -121,9 +123,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['not_idempotent']:>8}"
         )
     ours = results["lifelong"]
-    print("lifelong by kind (left / secrets): " + ", ".join(
-        f"{k} {v['left']}/{v['secrets']}" for k, v in ours["by_kind"].items() if v["left"]
-    ))
+    print(
+        "lifelong by kind (left / secrets): "
+        + ", ".join(f"{k} {v['left']}/{v['secrets']}" for k, v in ours["by_kind"].items() if v["left"])
+    )
     if args.misses:
         for m in ours["misses"]:
             print(f"  MISS {m['kind']}: left {m['left']} fragments {m['fragments']}\n      {m['out']!r}")

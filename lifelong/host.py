@@ -313,7 +313,9 @@ class Host:
             return False
         if (self.workspace.config.get("llm") or {}).get("model"):
             return True
-        return any(isinstance(r.config.get("model"), str) and r.config["model"] for r in self.plugins.values())
+        return any(
+            isinstance(r.config.get("model"), str) and r.config["model"] for r in self.plugins.values()
+        )
 
     # loading --------------------------------------------------------------------------------
     def add_plugin(

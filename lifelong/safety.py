@@ -87,13 +87,24 @@ _PREFIXED_TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("figma token", re.compile(r"\bfig[dhu]_[0-9A-Za-z_-]{30,}")),
     ("dropbox token", re.compile(r"\bsl\.[0-9A-Za-z_-]{100,}")),
     ("terraform token", re.compile(r"\b[0-9A-Za-z]{14}\.atlasv1\.[0-9A-Za-z_-]{60,}")),
-    ("discord webhook", re.compile(r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{30,}")),
+    (
+        "discord webhook",
+        re.compile(r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{30,}"),
+    ),
     ("twitter bearer token", re.compile(r"\bA{20,}[0-9A-Za-z%]{30,}")),
-    ("launchdarkly key", re.compile(r"\b(?:sdk|api|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")),
+    (
+        "launchdarkly key",
+        re.compile(r"\b(?:sdk|api|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
+    ),
     ("azure client secret", re.compile(r"(?<![\w~.-])[0-9A-Za-z_.-]{3}\dQ~[0-9A-Za-z_~.-]{30,}")),
     ("bitcoin private key", re.compile(r"\b[5KL][1-9A-HJ-NP-Za-km-z]{50,51}\b")),
     ("bitlocker recovery key", re.compile(r"\b\d{6}(?:-\d{6}){7}\b")),
-    ("authorization header", re.compile(r"(?<=Authorization:)\s*(?:Basic|Bearer|SSWS|Token|Digest)\s+[A-Za-z0-9._~+/=-]{12,}", re.I)),
+    (
+        "authorization header",
+        re.compile(
+            r"(?<=Authorization:)\s*(?:Basic|Bearer|SSWS|Token|Digest)\s+[A-Za-z0-9._~+/=-]{12,}", re.I
+        ),
+    ),
     ("json web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     ("bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/-]{20,}=*", re.I)),
 )
@@ -137,9 +148,7 @@ _SEPARATOR = (
     r"|[ \t]+(?:\S+[ \t]+){0,3}?(?:changed|set|reset|updated)[ \t]+(?:it[ \t]+)?to[ \t]+)"
 )
 # a value: whole between quotes ('…', "…", `…`, […]), else up to the next space or comma
-_VALUE = (
-    r"(?P<value>'[^'\n█]{3,}'|\"[^\"\n█]{3,}\"|`[^`\n█]{3,}`|\[[^\]\n█]{3,}\]|[^\s\"'`,;█(\[][^\s\"'`,;█]{2,})"
-)
+_VALUE = r"(?P<value>'[^'\n█]{3,}'|\"[^\"\n█]{3,}\"|`[^`\n█]{3,}`|\[[^\]\n█]{3,}\]|[^\s\"'`,;█(\[][^\s\"'`,;█]{2,})"
 _LABELLED_SECRET = re.compile(rf"(?<![\w:/.])(?P<label>{_LABEL})(?![\w-]){_FILLER}{_SEPARATOR}{_VALUE}", re.I)
 # the same with a colon or "=" only, tried apart: "pw until Vault is back up: X" (the first
 # pattern stops at "is back")
@@ -399,9 +408,7 @@ def _seed_phrase_words(text: str) -> list[tuple[int, int]]:
     commas = False
 
     def close() -> None:
-        if len(run) >= 12 and (
-            not commas or _SEED_CONTEXT.search(text[max(0, run[0][0] - 150) : run[0][0]])
-        ):
+        if len(run) >= 12 and (not commas or _SEED_CONTEXT.search(text[max(0, run[0][0] - 150) : run[0][0]])):
             out.extend(run)
 
     for m in re.finditer(r"[A-Za-z]+|[^\sA-Za-z]+", text):

@@ -185,7 +185,9 @@ def plan_capture(
         content = str(message.get("content") or "")
         if not content.strip():
             continue
-        question = asked if index and str(messages[index - 1].get("role") or "user") != role_of(message) else ""
+        question = (
+            asked if index and str(messages[index - 1].get("role") or "user") != role_of(message) else ""
+        )
         asked = last_question(content)
         mid = message_id(message, index)
         when = message_time(message, now, tz)
@@ -203,7 +205,9 @@ def plan_capture(
                 plan.known += 1  # already kept: as a note, in a daily, or in this session's tier
             if mid not in cached_now:
                 cached_now.add(mid)
-                plan.cached.append(CachedMessage(mid, str(message.get("role") or "user"), content, when, digest))
+                plan.cached.append(
+                    CachedMessage(mid, str(message.get("role") or "user"), content, when, digest)
+                )
             continue
         seen.add(digest)
         body, redacted = redact_secrets(strip_invisible(content))

@@ -201,7 +201,9 @@ def flush_before_compaction(ctx: Context, session: Session, messages: list[Messa
             tz=ws.timezone,
             known_hashes={
                 r[0]
-                for r in ctx.store.conn.execute("SELECT hash FROM flush_captured WHERE path NOT LIKE 'cache:%'")
+                for r in ctx.store.conn.execute(
+                    "SELECT hash FROM flush_captured WHERE path NOT LIKE 'cache:%'"
+                )
             },
             cached_ids=tier.cached_ids(ws, session_id),
             capture_roles=frozenset(cfg["capture_roles"]),

@@ -65,7 +65,9 @@ def test_hostile_and_secret_notes_never_reach_trusted_memory(dream_host) -> None
     assert NOISE in memory  # an ordinary note that shares a word with an attack is promoted
     blocked = sorted(run.reports["deep"]["blocked"], key=lambda b: b["reason"])
     assert [b["by"] for b in blocked] == ["safety", "safety"]
-    assert blocked[0]["reason"].startswith("only about a secret") and "[redacted password]" in blocked[0]["text"]
+    assert (
+        blocked[0]["reason"].startswith("only about a secret") and "[redacted password]" in blocked[0]["text"]
+    )
     assert "reads as instructions" in blocked[1]["reason"]
     assert run.safety.refused == 1 and run.safety.secrets_redacted >= 1
     diary = (root / "DREAMS.md").read_text()

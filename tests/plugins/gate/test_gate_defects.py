@@ -51,7 +51,8 @@ def test_greetings_refusals_and_errors_are_no_note(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "note", ["Hello is the user's preferred project name.", "Hi-Fi setup: the amp is in the attic (since May)."]
+    "note",
+    ["Hello is the user's preferred project name.", "Hi-Fi setup: the amp is in the attic (since May)."],
 )
 def test_a_note_that_opens_with_a_greeting_word_is_kept(note: str) -> None:
     """Issue 40 item 6: a substantive reply that starts with "Hello" was discarded as chit-chat."""
