@@ -10,11 +10,13 @@ bundled embedder, or ``--embedding none`` for FTS-only search), and a day after 
 in mode ``all``. Scored on what the caller receives:
 
 - update pairs **resolved**: the new value is shown and the old one is hidden, or shown marked (it
-  carries ``superseded_by``, or the gate recorded the two as contested, newest first);
+  carries ``superseded_by``, or ``extra.earlier_than``: the newer statement of the same thing);
 - compatible pairs **wrongly closed**: the old fact's interval was closed (it is hidden from
   current search);
 - **current values hidden**: a fact that is still true (the new one of an update, either of a
   compatible pair) missing from current search while mode ``all`` finds it;
+- compatible pairs **marked earlier**: the old fact shown marked as replaced by the new one
+  (``extra.earlier_than``) although both are true: a wrong "now X" in the gate's note;
 - **leads with the new value**: the first result holding either value holds the new one.
 
 Baseline in the same run, what a user would try first: no gate at all (``supersede`` disabled) and
@@ -73,12 +75,6 @@ def run_pair(pair: dict[str, Any], root: Path, mode: str | None) -> dict[str, An
             everything = host.call_tool(
                 "memory_search", {"query": pair["query"], "mode": "all", "min_score": 0, "max_results": 10}
             )
-        contested = 0
-        conn = host.store.conn
-        if conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='supersede_facts'"
-        ).fetchone():
-            contested = conn.execute("SELECT count(*) FROM supersede_facts WHERE contested = 1").fetchone()[0]
     finally:
         host.close()
     new_re, old_re = re.compile(pair["new_value"], re.I), re.compile(pair["old_value"], re.I)
@@ -90,7 +86,8 @@ def run_pair(pair: dict[str, Any], root: Path, mode: str | None) -> dict[str, An
     new_shown, old_shown = holds(cur, new_re), holds(cur, old_re)
     # an old value is "shown" only on a line that does not also state the new one
     old_only = [r for r in old_shown if not new_re.search(r["snippet"])]
-    marked = all(r.get("superseded_by") for r in old_only) or contested >= 2
+    # marked where the caller sees it: superseded_by, or the newer statement named beside it
+    marked = all(r.get("superseded_by") or (r.get("extra") or {}).get("earlier_than") for r in old_only)
     either = [r for r in cur if new_re.search(r["snippet"]) or old_re.search(r["snippet"])]
     newest = sorted(
         (r for r in alls if new_re.search(r["snippet"]) or old_re.search(r["snippet"])),
@@ -105,6 +102,7 @@ def run_pair(pair: dict[str, Any], root: Path, mode: str | None) -> dict[str, An
         "new_shown": bool(new_shown),
         "old_hidden": not old_only,
         "old_marked": bool(old_only) and marked,
+        "old_marked_earlier": any((r.get("extra") or {}).get("earlier_than") for r in old_only),
         "new_in_all": bool(holds(alls, new_re)),
         "old_in_all": bool([r for r in holds(alls, old_re) if not new_re.search(r["snippet"])]),
         "leads_new": bool(either) and bool(new_re.search(either[0]["snippet"])),
@@ -122,6 +120,7 @@ def score(rows: list[dict[str, Any]], *, baseline: bool = False) -> dict[str, An
             "updates_resolved": resolved / len(upd) if upd else 0.0,
             "compatible": len(comp),
             "compatible_wrongly_closed": 0.0,
+            "compatible_marked_earlier": 0.0,
             "current_values_hidden": 0,
             "leads_with_new": sum(r["newest_is_new"] for r in rows) / len(rows),
         }
@@ -136,6 +135,7 @@ def score(rows: list[dict[str, Any]], *, baseline: bool = False) -> dict[str, An
         "updates_resolved": len(resolved) / len(upd) if upd else 0.0,
         "compatible": len(comp),
         "compatible_wrongly_closed": len(wrongly_closed) / len(comp) if comp else 0.0,
+        "compatible_marked_earlier": sum(r["old_marked_earlier"] for r in comp) / len(comp) if comp else 0.0,
         "current_values_hidden": len(hidden),
         "leads_with_new": sum(r["leads_new"] for r in rows) / len(rows),
         "unresolved": [r["id"] for r in upd if r not in resolved],
@@ -162,14 +162,17 @@ def main(argv: list[str] | None = None) -> int:
             base.append(run_pair(pair, Path(tmp) / f"b{n}", None))
     s_ours, s_base = score(ours), score(base, baseline=True)
     print(f"{args.pairs.name}: {s_ours['updates']} update pairs, {s_ours['compatible']} compatible pairs")
-    print(f"{'':34} {'updates resolved':>17} {'compat. closed':>15} {'current hidden':>15} {'leads new':>10}")
+    print(
+        f"{'':34} {'updates resolved':>17} {'compat. closed':>15} {'compat. marked':>15} "
+        f"{'current hidden':>15} {'leads new':>10}"
+    )
     for name, s in (
         (f"lifelong (supersede: {args.mode})", s_ours),
         ("newest matching line (baseline)", s_base),
     ):
         print(
             f"{name:34} {s['updates_resolved']:>17.3f} {s['compatible_wrongly_closed']:>15.3f} "
-            f"{s['current_values_hidden']:>15} {s['leads_with_new']:>10.3f}"
+            f"{s['compatible_marked_earlier']:>15.3f} {s['current_values_hidden']:>15} {s['leads_with_new']:>10.3f}"
         )
     if args.misses:
         by_id = {p["id"]: p for p in pairs}

@@ -142,6 +142,9 @@ class Comparison:
     additive: bool = False
     progression: bool = False
     shared: frozenset[str] = field(default_factory=frozenset)
+    # the subjects pass the strict test (:func:`same_subject`), not only the loose one a change
+    # word allows: only then may a conflict close the older fact's interval
+    certain: bool = False
 
     @property
     def conflicting(self) -> bool:
@@ -881,12 +884,13 @@ def compare(a: Statement, b: Statement) -> Comparison:
     """Whether ``a`` and ``b`` are about the same subject and which of their attributes conflict
     (see the module docstring). Symmetric except for the order of ``left``/``right``."""
     similarity = subject_similarity(a, b)
-    related = same_subject(a, b) or ((a.change or b.change) and loosely_same_subject(a, b))
+    certain = same_subject(a, b)
+    related = certain or ((a.change or b.change) and loosely_same_subject(a, b))
     additive = a.additive or b.additive
     progression = _progression(a, b)
     shared = a.kinds & b.kinds
     if not related or additive:
-        return Comparison(related, similarity, (), additive, progression, shared)
+        return Comparison(related, similarity, (), additive, progression, shared, certain)
     conflicts: list[Conflict] = []
     for kind in KINDS:
         if progression and kind in {"date", "weekday", "time"}:
@@ -899,10 +903,95 @@ def compare(a: Statement, b: Statement) -> Comparison:
         conflicts.extend(c for c in found if c is not None)
     if any(c.kind == "date" for c in conflicts):  # the dates' weekdays say nothing more
         conflicts = [c for c in conflicts if c.kind != "weekday"]
-    return Comparison(related, similarity, tuple(conflicts), additive, progression, shared)
+    return Comparison(related, similarity, tuple(conflicts), additive, progression, shared, certain)
 
 
 def is_stale(statement: Statement, now: dt.datetime | dt.date) -> bool:
     """True when the statement says it holds only until a date that is already past."""
     today = now.date() if isinstance(now, dt.datetime) else now
     return statement.valid_until is not None and statement.valid_until < today
+
+
+# ---------------------------------------------------------------------------------------------
+# A newer statement of the same thing (what the gate and current search put first)
+
+# a line that announces its value replaces an earlier one ("now", "moved to", "switching to",
+# "ab sofort", "statt", "no longer", "went up to", "renamed")
+CHANGE_CUE = re.compile(
+    r"\b(?:now|from now on|anymore|no longer|new|moved?|moving|switch(?:ed|ing)?|chang(?:ed|es|ing)|"
+    r"went up|gone up|raised|increased|reduced|dropped|cut|postponed|rescheduled|cancel(?:l?ed)?|"
+    r"renamed|replaced|instead|took over|retired|left|from next|starting|ab sofort|statt|jetzt|"
+    r"neu(?:e[rsn]?)?|ahora|nuev[oa]|désormais|maintenant)\b|->|→",
+    re.I,
+)
+_SLOT_NUMBER = re.compile(
+    r"(?:(?:eur|usd|gbp|chf)\s?|[€$£])?\d[\d.,:/-]*"
+    r"(?:\s?(?:%|[km]\b|€|(?:eur|euros?|usd|dollars?|gbp|pounds?|quid|chf)\b|(?:am|pm|a\.m\.|p\.m\.|uhr|h)\b))?",
+    re.I,
+)
+_SLOT_WEEKDAY = re.compile(
+    r"\b(?:mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?s?\b", re.I
+)
+
+
+_SLOT_PHONE = re.compile(r"(?<![\w.,])\+?\d{2,5}(?:[ /-]\d{2,5}){1,4}(?![\w.,]\d)")
+
+
+def _shape(value: str) -> str:
+    """What kind of value a :func:`slot_values` item is: money, time, date, phone, weekday or
+    number (bare)."""
+    if value.isalpha():
+        return "weekday"
+    if re.search(r"[€$£]|eur|usd|gbp|chf|dollar|pound|quid", value, re.I):
+        return "money"
+    digits = re.sub(r"\D", "", value)
+    if len(digits) >= 7 and not re.search(r"[./:]", value):
+        return "phone"
+    if re.fullmatch(r"\d{1,2}(?:[:.]\d{2})?(?:am|pm|a\.m|p\.m|uhr|h)?", value, re.I) and (
+        re.search(r"[:.]|[a-z]", value, re.I)
+    ):
+        return "time"
+    if re.fullmatch(r"\d{1,4}[./-]\d{1,2}(?:[./-]\d{1,4})?", value):
+        return "date"
+    return "number"
+
+
+def slot_values(text: str) -> frozenset[str]:
+    """The values ``text`` states that a newer line about the same thing would change: numbers,
+    amounts, times and dates as written (spaces and separators dropped), and weekdays ("tues"
+    and "Tuesdays" alike)."""
+    values = {re.sub(r"[\s,]", "", m.group(0)).rstrip(".-/").lower() for m in _SLOT_NUMBER.finditer(text)}
+    values |= {m.group(0).lower()[:3] for m in _SLOT_WEEKDAY.finditer(text)}
+    for m in _SLOT_PHONE.finditer(text):  # "0152 2290 4471": one number in groups
+        digits = re.sub(r"\D", "", m.group(0))
+        if len(digits) >= 7:
+            values.add(digits)
+    return frozenset(v for v in values if v)
+
+
+def restates_with_new_value(older: str, newer: str) -> bool:
+    """Whether ``newer`` states a different value of what ``older`` states (the caller knows it
+    was written later): a value of one shape (money, time, date, phone, weekday, number) the older
+    holds too is new in it; no name clash (both name people, none in common); and they share
+    words outside their values: half the shorter line's content stems and two at least, or a
+    third and one at least when the newer line announces a change (:data:`CHANGE_CUE`). Used to
+    lead with the newest statement and mark the older, never to hide one."""
+    old_values, new_values = slot_values(older), slot_values(newer)
+    fresh = {_shape(v) for v in new_values - old_values} - {"number"}  # a bare number says too little
+    if not fresh & {_shape(v) for v in old_values}:
+        return False
+    comparison = compare(extract(older), extract(newer))
+    if comparison.additive or comparison.progression:
+        return False  # "also lunch on Friday", a plan and its completion: both stand
+    if comparison.related and not comparison.conflicts and not CHANGE_CUE.search(newer):
+        return False  # the same value written another way ("$2M", "$2,000,000")
+    old_names, new_names = _subject_names(older), _subject_names(newer)
+    if old_names and new_names and not old_names & new_names:
+        return False
+    a = content_tokens(_SLOT_NUMBER.sub(" ", older))
+    b = content_tokens(_SLOT_NUMBER.sub(" ", newer))
+    shared = len(a & b)
+    ratio = shared / max(1, min(len(a), len(b)))
+    if CHANGE_CUE.search(newer):
+        return shared >= 1 and ratio >= 1 / 3
+    return shared >= 2 and ratio >= 0.5

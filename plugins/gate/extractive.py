@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lifelong.facts import restates_with_new_value
 from lifelong.markdown import strip_comments
 from lifelong.safety import find_instructions
 from lifelong.text import CHATTER, QUESTION_WORDS, STOPWORDS, stem, tokens, words
@@ -178,6 +179,7 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
         if m:
             heading = m.group(2)
             continue
+        stated = stated_date(line)  # before the markers that carry it are stripped
         body = strip_comments(_LIST_MARK.sub("", line)).strip().rstrip("…").strip()
         if len(words(body)) < 2:
             continue
@@ -195,10 +197,24 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
                     float(hit.get("score") or 0.0),
                     stale,
                     rank,
-                    str(hit.get("source_date") or "") or None,
+                    str(hit.get("source_date") or "") or stated,
                 )
             )
     return units
+
+
+_DAILY_DATE = re.compile(r"memory/(?:[\w-]+/)*?(\d{4}-\d{2}-\d{2})[\w-]*\.md")
+_ON_DATE = re.compile(r"\bon:(\d{4}-\d{2}-\d{2})")
+
+
+def stated_date(line: str) -> str | None:
+    """When a line of an undated file was stated: the newest daily it cites (a MEMORY.md item's
+    ``src:``, a wiki claim's evidence), else the day it was promoted (``on:``)."""
+    days = _DAILY_DATE.findall(line)
+    if days:
+        return max(days)
+    m = _ON_DATE.search(line)
+    return m.group(1) if m else None
 
 
 def identifiers_in(text: str) -> int:
@@ -345,30 +361,20 @@ def render_piece(unit: Unit, limit: int) -> str | None:
     return f"{prefix}{body}{cite}"
 
 
-_VALUE = re.compile(r"[€$£]?\d[\d.,:/-]*\s?(?:%|[kKmM]\b)?")
-
-
-def values_in(text: str) -> frozenset[str]:
-    """The numbers, amounts, times and dates written in ``text`` (normalised)."""
-    return frozenset(re.sub(r"[\s,]", "", m.group(0)).rstrip(".-/") for m in _VALUE.finditer(text))
-
-
 def newer_value(top: ScoredUnit, others: list[ScoredUnit]) -> ScoredUnit | None:
-    """A strong unit about the same thing as ``top`` stating a different value, from a later date:
-    when two notes disagree ("budget EUR 2,000" then "budget now EUR 2,400"), the newer leads."""
-    top_values = values_in(top.unit.text)
-    top_stems = content_stems(_VALUE.sub(" ", top.unit.text))
+    """The newest strong unit stating a different value of what ``top`` states, from a later date
+    (:func:`lifelong.facts.restates_with_new_value`): when notes disagree ("budget EUR 2,000" then
+    "budget now EUR 2,400"; "swim tues 5.15" then "switching to weds 4.30"), the newest leads. A
+    line from MEMORY.md or the wiki is dated by the dailies it cites."""
+    best: ScoredUnit | None = None
     for cand in others:
-        if cand.score < 0.5 * top.score or not cand.unit.date or not top.unit.date:
+        if cand.score < 0.35 * top.score or not cand.unit.date or not top.unit.date:
             continue
-        if cand.unit.date <= top.unit.date:
+        if cand.unit.date <= top.unit.date or (best is not None and cand.unit.date <= best.unit.date):
             continue
-        values = values_in(cand.unit.text)
-        stems = content_stems(_VALUE.sub(" ", cand.unit.text))
-        shared = len(stems & top_stems) / max(1, min(len(stems), len(top_stems)))
-        if values and top_values and values != top_values and shared >= 0.4:
-            return cand
-    return None
+        if restates_with_new_value(top.unit.text, cand.unit.text):
+            best = cand
+    return best
 
 
 def compose(scored: list[ScoredUnit], max_chars: int) -> Note | None:
@@ -376,7 +382,8 @@ def compose(scored: list[ScoredUnit], max_chars: int) -> Note | None:
     the same thing), then one more if it is good, different and fits."""
     if not scored:
         return None
-    newer = newer_value(scored[0], scored[1:4])
+    newer = newer_value(scored[0], scored[1:8])
+    replaced = scored[0] if newer is not None else None
     if newer is not None:
         scored = [newer, *[s for s in scored if s is not newer]]
     top = scored[0]
@@ -386,7 +393,14 @@ def compose(scored: list[ScoredUnit], max_chars: int) -> Note | None:
         return Note(text, (top.unit.citation,), top.unit.stale, (top,))
     pieces, chosen = [first], [top]
     sep = "; "
-    for cand in scored[1:4]:
+    if replaced is not None:  # say what the newest statement replaced: "…; until 2026-06-24: …"
+        label = f"until {top.unit.date}: "
+        piece = render_piece(replaced.unit, max_chars - len(first) - len(sep) - len(label))
+        if piece is not None:
+            pieces.append(label + piece)
+            chosen.append(replaced)
+        scored = [s for s in scored if s is not replaced]
+    for cand in scored[1:4] if len(chosen) == 1 else []:
         if cand.score < 0.5 * top.score or any(_similar(cand.unit.text, c.unit.text) for c in chosen):
             continue
         room = max_chars - len(sep.join(pieces)) - len(sep)

@@ -47,6 +47,8 @@ def before_message_write(
 
 @hookimpl
 def retrieval_post(ctx: Context, request: SearchRequest, candidates: list[Candidate]) -> None:
+    if request.mode == "current":
+        reading.newest_first(candidates)
     reading.filter_candidates(ctx, request, candidates)
 
 

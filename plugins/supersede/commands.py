@@ -172,13 +172,19 @@ def contradictions_cmd(as_json: bool, limit: int) -> None:
 
 
 def history_rows(conn: Any, subject: str) -> list[dict[str, Any]]:
+    """Every fact the gate has seen about ``subject``: its subject stems hold every stem of the
+    query, or its text holds every word of it ("manager" finds "My manager is now Priyanka Rao",
+    whose subject is the names)."""
     terms = sorted(extract(subject, subject=subject).subject or content_tokens(subject))
-    if not terms or not ledger.has_table(conn, "supersede_facts"):
+    plain = sorted({w.casefold() for w in subject.split() if len(w) > 1})
+    if not (terms or plain) or not ledger.has_table(conn, "supersede_facts"):
         return []
-    where = " AND ".join("subject LIKE ?" for _ in terms)
+    by_subject = " AND ".join("subject LIKE ?" for _ in terms) or "0"
+    by_text = " AND ".join("lower(text) LIKE ?" for _ in plain) or "0"
     cur = conn.execute(
-        f"SELECT * FROM supersede_facts WHERE {where} ORDER BY COALESCE(validity_start, ingestion_time), ingestion_time",
-        [f"% {t} %" for t in terms],
+        f"SELECT * FROM supersede_facts WHERE ({by_subject}) OR ({by_text})"
+        " ORDER BY COALESCE(validity_start, ingestion_time), ingestion_time",
+        [f"% {t} %" for t in terms] + [f"%{w}%" for w in plain],
     )
     cols = [c[0] for c in cur.description]
     return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]

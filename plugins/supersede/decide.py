@@ -7,6 +7,9 @@ Ordering rules (see docs/supersede.md):
   of the note it was copied from, else when it was ingested. A candidate older than the fact it
   contradicts never supersedes it (the stale-override case: an old note consolidated late); in
   supersede mode it is recorded as already superseded by the newer fact.
+- An interval closes only when the subjects are surely the same (:func:`lifelong.facts.same_subject`,
+  or the model judge says so); a conflict found through a looser likeness (a change word and a
+  shared word or two) leaves both **contested**: visible, newest first.
 - Then source strength (the user's own statement > a note > a model's summary; hedged,
   second-hand text counts as the weakest). A newer, stronger candidate supersedes the older
   fact; a newer, weaker one leaves both **contested**; two of the same strength are
@@ -129,6 +132,11 @@ def plan(
             else:
                 superseded_by = superseded_by or fact.id
                 notes.append(f"stale: older than {where}, which stays current")
+        elif not m.comparison.certain and m.judged_by != "model":
+            # the subjects only share a word or two ("the gym membership costs …" and "the
+            # Nordlicht license now costs …"): too weak to hide either; both stay, newest first
+            contested.append(fact.id)
+            notes.append(f"{would}contested: maybe the same subject as {where}; both stay current")
         elif candidate_strength > fact.strength:
             supersede.append(fact.id)
             notes.append(

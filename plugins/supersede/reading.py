@@ -15,10 +15,12 @@ plugins (task focus) see the same list."""
 
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 from typing import Any
 
 from lifelong.contracts import Candidate, FileChanges, SearchRequest
+from lifelong.facts import restates_with_new_value
 from lifelong.journal import Journal
 
 from . import ledger
@@ -50,6 +52,34 @@ def fact_ids(c: Candidate) -> list[str]:
     return [
         ledger.fact_id(c.path, body) for _, _, body in ledger.content_blocks(c.text, max(c.start_line, 1))
     ]
+
+
+NEWEST_FIRST_POOL = 12  # how many of the best candidates are compared pair by pair
+
+
+def newest_first(candidates: list[Candidate], pool: int = NEWEST_FIRST_POOL) -> None:
+    """Of two candidates stating different values of the same thing
+    (:func:`lifelong.facts.restates_with_new_value`) from different days, the newer ranks just
+    above the older, and each carries what it is: ``extra["replaces"]`` (the older's citation and
+    day) on the newer, ``extra["earlier_than"]`` on the older. Nothing is hidden: both stay
+    visible, newest first, with their dates. In place."""
+    best = sorted(
+        (c for c in candidates if c.source_date is not None and not c.evergreen),
+        key=lambda c: c.score,
+        reverse=True,
+    )[:pool]
+    for older in sorted(best, key=lambda c: c.source_date or 0.0):
+        for newer in best:
+            if newer is older or (newer.source_date or 0.0) <= (older.source_date or 0.0):
+                continue
+            if "earlier_than" in older.extra or not restates_with_new_value(older.text, newer.text):
+                continue
+            day = dt.datetime.fromtimestamp(newer.source_date or 0.0, dt.UTC).date().isoformat()
+            older.extra = {**older.extra, "earlier_than": {"citation": newer.citation, "date": day}}
+            newer.extra = {**newer.extra, "replaces": {"citation": older.citation}}
+            if newer.score <= older.score:
+                newer.score = older.score + 1e-6
+                newer.hybrid = max(newer.hybrid, older.hybrid)
 
 
 def filter_candidates(ctx: Any, request: SearchRequest, candidates: list[Candidate]) -> None:

@@ -139,3 +139,19 @@ def test_invisible_characters_and_secrets_never_reach_the_prefix(gate_host) -> N
     # a search plugin or `redact_tool_results: false` hands it raw lines
     raw = reply(gate_host(files, recall={"redact_tool_results": False}), "what is the staging deploy key?")
     assert "sk-proj" not in raw.prefix and raw.detail["secrets_redacted"] == 1
+
+
+def test_the_gate_leads_with_the_newest_value_and_says_what_it_replaced(gate_host) -> None:
+    """Issue 41: "when is Mila's swimming?" led with the old Tuesday slot promoted to MEMORY.md
+    (an undated file: newer_value skipped it) although a later note moved it."""
+    files = {
+        "MEMORY.md": "# MEMORY\n\n<!-- lifelong:topic-family:start -->\n## Family\n"
+        "- Mila's swimming class is on Tuesdays at 16:30. <!-- key:0123456789ab src:memory/2026-03-02.md#L3-L3 on:2026-03-04 -->\n"
+        "<!-- lifelong:topic-family:end -->\n",
+        "memory/2026-03-02.md": "# 2026-03-02\n\n- Mila's swimming class is on Tuesdays at 16:30.\n",
+        "memory/2026-03-18.md": "# 2026-03-18\n\n- Schwimmkurs moved!! from now on Mila's swimming is thursdays 15:45\n",
+    }
+    result = reply(gate_host(files), "when is Mila's swimming?")
+    assert result.status == "ok" and "15:45" in result.note
+    assert result.note.index("15:45") < result.note.index("16:30") if "16:30" in result.note else True
+    assert "until 2026-03-18" in result.note or "16:30" not in result.note

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from lifelong_plugins.supersede import gate, ledger
-from lifelong_plugins.supersede.commands import remember
+from lifelong_plugins.supersede.commands import history_rows, remember
 
 from lifelong import clock
 from lifelong.cli import cli
@@ -434,3 +434,50 @@ def test_a_marking_that_waits_for_the_write_lock_is_done_after_the_next_sync(sup
     )
     line = facts(host)["The offsite moved to Porto"]
     assert (line["start_line"], line["end_line"]) == (3, 3)  # filled in by the sync
+
+
+# --- issue 41: never hide a true fact on weak evidence; the newest statement leads ---------------
+
+
+def test_a_look_alike_with_a_change_word_never_closes_a_true_fact(sup_host) -> None:
+    """The issue's repro: two shared stems ("cost", "per") and a change word made the Nordlicht
+    licence close the gym's price, and "how much is the gym membership" found nothing. A conflict
+    seen only through such a loose likeness is contested: both stay current."""
+    host = sup_host()
+    say(host, 1, "The gym membership costs $45 per month.")
+    out = say(host, 10, "The Nordlicht license now costs EUR 1,450 per year.")
+    assert out["action"] == "warn" and "contested" in out["reason"]
+    found = search(host, "how much is the gym membership", 20)
+    assert any("$45" in r["snippet"] for r in found)
+    assert all(f["validity_end"] is None for f in facts(host).values())
+
+
+def test_history_finds_a_subject_by_any_of_its_words(sup_host) -> None:
+    """`lifelong history manager` said "no facts" right after both were recorded: the subject of
+    "My manager is Derek Olsen" is the names; the text still holds the word."""
+    host = sup_host()
+    say(host, 1, "My manager is Derek Olsen")
+    say(host, 2, "My manager is now Priyanka Rao")
+    rows = history_rows(host.store.conn, "manager")
+    assert [r["text"] for r in rows] == ["My manager is Derek Olsen", "My manager is now Priyanka Rao"]
+
+
+def test_current_search_puts_the_newest_statement_of_a_thing_first_and_marks_the_older(sup_host) -> None:
+    """Nothing hidden: "budget EUR 4,000" and later "budget raised to EUR 5,500" both show, the
+    newer first, the older marked with the newer's citation and day."""
+    host = sup_host(mode="warn")
+    files = {
+        "memory/2026-05-02.md": "# 2026-05-02\n\n- The offsite budget is EUR 4,000 for the whole team.\n",
+        "memory/2026-05-18.md": "# 2026-05-18\n\n- Offsite budget raised to EUR 5,500 after the workshop day.\n",
+    }
+    for rel, text in files.items():
+        (host.workspace.root / rel).write_text(text)
+    found = search(host, "what is the offsite budget for the team", 20)
+    texts = [r["snippet"] for r in found]
+    new = next(i for i, t in enumerate(texts) if "5,500" in t)
+    old = next(i for i, t in enumerate(texts) if "4,000" in t)
+    assert new < old
+    assert found[old]["extra"]["earlier_than"] == {
+        "citation": "memory/2026-05-18.md#L3-L3",
+        "date": "2026-05-18",
+    }
