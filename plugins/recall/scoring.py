@@ -34,10 +34,18 @@ def bm25_score(rank: float) -> float:
     return r / (1.0 + r) if r > 0 else 0.0
 
 
+def term_of(word: str) -> str:
+    """The term a word counts as: its stem, or for a word joined by ``_ - . / :`` its parts joined
+    by "_" ("ERR_LOCK_77", "err-lock-77" and "err.lock.77" are one identifier)."""
+    if _JOINED.search(word):
+        return "_".join(PART_RE.findall(word))
+    return stem(word)
+
+
 def query_terms(text: str) -> list[str]:
-    """The stems of the query's content words, once each, in order (stop words and chatter
-    dropped): what the units' lexical score matches on."""
-    return list(dict.fromkeys(stem(w) for w in words(text) if w not in QUERY_STOPWORDS))
+    """The terms of the query's content words (:func:`term_of`), once each, in order (stop words
+    and chatter dropped): what the units' lexical score matches on."""
+    return list(dict.fromkeys(term_of(w) for w in words(text) if w not in QUERY_STOPWORDS))
 
 
 @lru_cache(maxsize=100_000)
@@ -50,8 +58,15 @@ def term_counts(text: str) -> tuple[dict[str, int], int]:
         n += 1
         if w in STOPWORDS:
             continue
-        s = stem(w)
+        s = term_of(w)
         counts[s] = counts.get(s, 0) + 1
+        if _JOINED.search(
+            w
+        ):  # an identifier counts whole and by its parts: "err_lock_77", "err", "lock", "77"
+            for part in PART_RE.findall(w):
+                if part not in STOPWORDS:
+                    p = stem(part)
+                    counts[p] = counts.get(p, 0) + 1
     return counts, n
 
 
@@ -153,9 +168,10 @@ def hybrid_score(cosine: float | None, bm25: float | None, vector_weight: float,
 
 # a word: letters, digits and the marks inside words (Python's \w excludes Thai or Devanagari
 # vowel signs, which the index's tokenizer keeps, see tables.py)
-_WORD = rf"(?:\w|[{re.escape(word_marks())}])+"
+_WORD = rf"(?:[^\W_]|[{re.escape(word_marks())}])+"  # "_" splits, as the FTS5 tokenizer does
 UNIT_RE = re.compile(rf"{_WORD}(?:[-_./:'’]{_WORD})*", re.UNICODE)
 PART_RE = re.compile(_WORD, re.UNICODE)
+_JOINED = re.compile(r"[^\W_][-_./:][^\W_]")
 
 
 def fts_term(part: str) -> str:

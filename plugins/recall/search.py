@@ -42,6 +42,7 @@ from .scoring import (
     period_factor,
     query_terms,
     term_counts,
+    term_of,
 )
 from .vector_store import SENTENCE_DTYPE
 from .vectors import pack_codes
@@ -710,7 +711,7 @@ class Searcher:
         # document frequency of a query word: of its FTS5 tokens ("TW-418": "tw", "418") the rarest
         parts = {}
         for w in words(req.query):
-            parts.setdefault(stem(w), fts_terms(w))
+            parts.setdefault(term_of(w), fts_terms(w))
         wanted = sorted({p for ps in parts.values() for p in ps})
         df = self._doc_freq(wanted) if wanted else {}
         freqs = {t: min((df.get(p, 0) for p in parts.get(t, ())), default=0) for t in terms}

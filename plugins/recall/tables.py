@@ -278,3 +278,20 @@ def m015_lexical_only_chunks(db):  # noqa: ANN001
         "UPDATE files SET sha256 = NULL WHERE path IN (SELECT path FROM chunks GROUP BY path"
         " HAVING count(*) > 2000 OR max(length(text)) > 20000)"
     )
+
+
+@migrations()
+def m016_identifier_parts(db):  # noqa: ANN001
+    """A word joined by ``_ - . / :`` ("err_lock_77", "safe-cron-merge") counts whole and by its
+    parts in a unit's terms (``scoring.term_counts``), as the FTS5 tokenizer splits it: re-encode
+    the units holding one."""
+    from .scoring import encode_terms
+
+    rows = db.execute(
+        "SELECT id, text FROM units WHERE text GLOB '*[A-Za-z0-9][-_./:][A-Za-z0-9]*'"
+    ).fetchall()
+    for i in range(0, len(rows), 5000):
+        db.conn.executemany(
+            "UPDATE units SET terms = ? WHERE id = ?",
+            [(encode_terms(t), uid) for uid, t in rows[i : i + 5000]],
+        )

@@ -482,3 +482,19 @@ def test_one_enormous_line_is_indexed_for_its_words_and_embeds_one_chunk(make_ho
     assert any(r["path"] == "memory/blob.md" for r in found["results"])
     assert any("words only" in line for line in recall.summary)
     assert recall.data["vectors_pending"] == 0
+
+
+@pytest.mark.parametrize("query", ["ERR_LOCK_77", "err_lock_77", "ERR LOCK 77", "Err-Lock-77"])
+def test_an_identifier_is_found_whole_and_by_its_parts_in_any_case(make_host, query: str) -> None:
+    """Issue 42: four dailies hold the error code; "ERR_LOCK_77" came back with bm25 0.000 and
+    "err_lock_77" or "ERR LOCK 77" with nothing (the unit scorer took the joined word as one term,
+    the FTS5 tokenizer split it)."""
+    line = "- Worked on safe-cron-merge.sh: the QMD router retries on ERR_LOCK_77.\n"
+    files = {
+        f"memory/2026-07-0{d}.md": f"# 2026-07-0{d}\n\n{line}- Lunch with the team.\n" for d in (1, 3, 5, 7)
+    }
+    host = make_host(files, {"embedding": {"provider": "none"}})
+    with clock.pinned(dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)):
+        found = host.call_tool("memory_search", {"query": query})
+    assert found["results"] and "ERR_LOCK_77" in found["results"][0]["snippet"]
+    assert found["results"][0]["score"] > 0.5
