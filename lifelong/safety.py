@@ -478,10 +478,76 @@ def _token_end(text: str, end: int) -> int:
     return stop
 
 
+# what every rule below needs to see at least once in a text: a long token with a digit, a word
+# that labels a secret, credentials in a URL, a key block, a long run of digits, a command-line
+# flag, a Wi-Fi payload, a list of codes. A text without any (most notes) skips the rules: the
+# screening runs on every search result a tool returns.
+_SECRET_WORDS_IN = (
+    "password",
+    "passwd",
+    "passcode",
+    "passphrase",
+    "secret",
+    "token",
+    "cred",
+    "login",
+    "auth",
+    "hasło",
+    "haslo",
+    "senha",
+    "contrase",
+    "mot de passe",
+    "wachtwoord",
+    "clave",
+    "clé",
+    "schlüssel",
+    "schluessel",
+    "chave",
+    "seed",
+    "recovery",
+    "mnemonic",
+    "bearer",
+    "psk",
+    "dsn",
+    "benutzer",
+    "://",
+    "begin",
+    "wifi:",
+    "=",
+    "<pass",
+    "user",
+    "passwort",
+    "kennwort",
+    "pasuw",
+    "memorable",
+    "otp",
+)
+_SECRET_SHAPES = re.compile(
+    r"\S{16,}|(?:\d[ -]?){12}|\s-{1,2}[A-Za-z]|\b(?:pin|puk|pw|pwd|pass|key|keys|code|codes|sig)\b", re.I
+)
+
+
+def _may_hold_a_secret(text: str) -> bool:
+    """What every rule below needs to see at least once: a word that labels a secret, credentials
+    in a URL, a key block, an "=", a long token, a long run of digits or a command-line flag. A
+    text with none (most notes) skips the rules: the screening runs on every search result a tool
+    returns. Substring tests first (C speed), one small pattern after."""
+    lower = text.lower()
+    return any(w in lower for w in _SECRET_WORDS_IN) or bool(_SECRET_SHAPES.search(text))
+
+
+# twelve short lower-case words in a row (numbers, commas and line breaks between them): the
+# shape of a seed phrase, checked before the word list is
+_TWELVE_SHORT_WORDS = re.compile(r"(?:\b[a-z]{3,8}\b[\s,.;:()|\d-]+){11}\b[a-z]{3,8}\b")
+
+
 def find_secrets(text: str) -> list[Finding]:
     """Every secret-looking span of ``text``, merged where they overlap, in order. Earlier
     redactions (``[redacted …]``) are never read as a secret, so redacting is idempotent."""
     masked = _masked(text)
+    if not _may_hold_a_secret(masked):
+        seeds = _seed_phrase_words(masked) if _TWELVE_SHORT_WORDS.search(masked) else []
+        return _merge([Finding("secret", "seed phrase", a, b) for a, b in seeds])
     found: list[Finding] = []
     for rule, pattern in (*_vendor_rules(), *_PREFIXED_TOKENS):
         for m in pattern.finditer(masked):
@@ -610,23 +676,28 @@ def neutralise(text: str, redact: Callable[[str], tuple[str, int]] = redact_secr
     (its indent and list marker kept). Returns (text, secrets redacted, lines withheld)."""
     if not text:
         return text, 0, 0
-    out, secrets, withheld = [], 0, 0
-    for line in text.split("\n"):
-        clean, count = redact(strip_invisible(line))
-        rules = sorted({f.rule for f in find_instructions(clean)})
+    redacted, secrets = redact(strip_invisible(text))  # one pass: a key may span lines
+    out, withheld = [], 0
+    for line in redacted.split("\n"):
+        rules = sorted({f.rule for f in find_instructions(line)})
         if rules:
-            indent = clean[: len(clean) - len(clean.lstrip(" -*>"))]
-            clean = indent + WITHHELD.format(rules=", ".join(rules))
-        secrets += count
+            indent = line[: len(line) - len(line.lstrip(" -*>"))]
+            line = indent + WITHHELD.format(rules=", ".join(rules))
         withheld += bool(rules)
-        out.append(clean)
+        out.append(line)
     return "\n".join(out), secrets, withheld
 
 
+@lru_cache(maxsize=8192)
+def _neutralised(text: str) -> str:
+    return neutralise(text)[0]
+
+
 def neutralise_json(value: Any) -> Any:
-    """``value`` (a string, or lists and dicts of them) with every string neutralised."""
+    """``value`` (a string, or lists and dicts of them) with every string neutralised (cached by
+    text: the same chunks come back search after search)."""
     if isinstance(value, str):
-        return neutralise(value)[0]
+        return _neutralised(value)
     if isinstance(value, (list, tuple)):
         return [neutralise_json(v) for v in value]
     if isinstance(value, dict):
