@@ -153,16 +153,23 @@ def _other_journals(workspace: Workspace, run_id: str) -> list[tuple[Path, list[
     return out
 
 
-def changed_only_by_runs(workspace: Workspace, run_id: str, rel: str, since: str, now: str) -> bool:
-    """Whether ``rel`` went from the bytes hashing to ``since`` (what run ``run_id`` left) to
-    ``now`` through journaled writes of other runs alone: each write's before-checksum is the
-    previous one's after-checksum. A human edit anywhere between two nights breaks the chain (its
-    bytes were never a run's before), so it is not mistaken for a later night's output."""
-    edges: dict[str, set[str]] = {}
+def later_edges(workspace: Workspace, run_id: str) -> dict[str, dict[str, set[str]]]:
+    """path -> before-checksum -> the after-checksums journaled runs other than ``run_id`` wrote
+    over those bytes: every journal read once, for :func:`changed_only_by_runs`."""
+    edges: dict[str, dict[str, set[str]]] = {}
     for _folder, rows in _other_journals(workspace, run_id):
         for row in rows:
-            if row["path"] == rel and row.get("before_sha") and row.get("after_sha"):
-                edges.setdefault(row["before_sha"], set()).add(row["after_sha"])
+            if row.get("before_sha") and row.get("after_sha"):
+                edges.setdefault(row["path"], {}).setdefault(row["before_sha"], set()).add(row["after_sha"])
+    return edges
+
+
+def changed_only_by_runs(edges: dict[str, set[str]], since: str, now: str) -> bool:
+    """Whether a file went from the bytes hashing to ``since`` (what a run left) to ``now`` through
+    journaled writes of other runs alone (``edges``: that file's entry of :func:`later_edges`):
+    each write's before-checksum is the previous one's after-checksum. A human edit anywhere
+    between two nights breaks the chain (its bytes were never a run's before), so it is not
+    mistaken for a later night's output."""
     seen, todo = {since}, [since]
     while todo:
         sha = todo.pop()

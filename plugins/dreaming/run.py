@@ -22,6 +22,7 @@ from lifelong.journal import (
     RollbackConflict,
     bytes_after,
     changed_only_by_runs,
+    later_edges,
     rollback,
     sha256,
     unapply,
@@ -727,11 +728,15 @@ def roll_back(ctx: Any, row: dict[str, Any], *, force: bool = False) -> dict[str
     by_later: set[str] = set()  # files only later runs changed since: their output is kept
     if journal.exists():
         last_after: dict[str, str | None] = {e.path: e.after_sha for e in journal.entries()}
+        edges: dict[str, dict[str, set[str]]] | None = None  # the other journals, read once if needed
         for rel, after_sha in last_after.items():
             path = ws.root / rel
             if after_sha and path.exists():
                 now_sha = sha256(path.read_bytes())
-                if now_sha != after_sha and changed_only_by_runs(ws, run_id, rel, after_sha, now_sha):
+                if now_sha == after_sha:
+                    continue
+                edges = later_edges(ws, run_id) if edges is None else edges
+                if changed_only_by_runs(edges.get(rel, {}), after_sha, now_sha):
                     by_later.add(rel)
     if state is None:
         wants_undo = force or (journal.exists() and bool(by_later))
