@@ -712,11 +712,15 @@ _SECRET_WORDS = frozenset(
 
 
 def only_about_a_secret(text: str) -> bool:
-    """Whether ``text``, its secrets redacted, says nothing but that there is a secret: no number,
-    no identifier, no name left once the redaction marks and the words that label a secret are set
-    aside ("re-pasted the API key [redacted] into the .env"; but not "wifi network is Raman-5G,
-    password [redacted]", which still names the network)."""
-    rest = _REDACTION_MARK.sub(" ", redact_secrets(text)[0])
+    """Whether ``text`` holds a secret (or the mark of one redacted) and, its secrets redacted,
+    says nothing but that there is one: no number, no identifier, no name left once the redaction
+    marks and the words that label a secret are set aside ("re-pasted the API key [redacted] into
+    the .env"; but not "wifi network is Raman-5G, password [redacted]", which still names the
+    network). One redaction pass: promotion and the wiki call it on every statement."""
+    redacted, count = redact_secrets(text)
+    if not count and not _REDACTION_MARK.search(text):
+        return False
+    rest = _REDACTION_MARK.sub(" ", redacted)
     words = re.findall(r"[\w'’.-]+", rest)
     for n, word in enumerate(words):
         bare = word.strip(".-'’")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lifelong.contracts import RelatedFact, WriteDecision
-from lifelong.safety import holds_secret, only_about_a_secret
+from lifelong.safety import only_about_a_secret
 
 from .candidates import Candidate
 from .memory_file import (
@@ -243,7 +243,7 @@ class PromotionPlanner:
             self._blocked.append(Outcome(c.key, live.text, reason, "safety"))
             self._refused.append(c.key)
             return None
-        if (secrets or holds_secret(live.text)) and only_about_a_secret(live.text):
+        if only_about_a_secret(live.text):
             # a key, a password, a card and nothing else: the daily keeps it; what is left of the
             # line once redacted ("re-pasted the API key [redacted] into the .env") is no fact
             reason = "only about a secret; never promoted (the daily keeps it)"

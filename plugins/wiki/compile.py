@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lifelong import facts
-from lifelong.safety import holds_secret, only_about_a_secret, screen, strip_invisible
+from lifelong.safety import only_about_a_secret, screen, strip_invisible
 from lifelong.text import content_tokens, jaccard
 from lifelong.workspace import replace_region
 
@@ -93,7 +93,7 @@ def screened(text: str) -> str | None:
     reads as an instruction to an agent or says nothing but that there is a secret (the wiki is
     served to agents as trusted memory)."""
     result = screen(strip_invisible(text))
-    if (result.secrets or holds_secret(text)) and only_about_a_secret(text):
+    if only_about_a_secret(text):
         return None  # a line about a key or a password and nothing else is no claim to serve
     return result.text if result.trusted else None
 
