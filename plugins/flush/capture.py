@@ -185,14 +185,12 @@ def plan_capture(
         content = str(message.get("content") or "")
         if not content.strip():
             continue
-        question = (
-            asked if index and str(messages[index - 1].get("role") or "user") != role_of(message) else ""
-        )
+        role = role_of(message)
+        question = asked if index and role_of(messages[index - 1]) != role else ""
         asked = last_question(content)
         mid = message_id(message, index)
         when = message_time(message, now, tz)
         digest = content_hash(content)
-        role = str(message.get("role") or "user")
         trivial = is_trivial(content, min_tokens) or role not in capture_roles
         known = digest in seen or (
             len(content) > 30 and _SPACES.sub(" ", content.strip()).casefold() in folded_corpus
@@ -205,9 +203,7 @@ def plan_capture(
                 plan.known += 1  # already kept: as a note, in a daily, or in this session's tier
             if mid not in cached_now:
                 cached_now.add(mid)
-                plan.cached.append(
-                    CachedMessage(mid, str(message.get("role") or "user"), content, when, digest)
-                )
+                plan.cached.append(CachedMessage(mid, role, content, when, digest))
             continue
         seen.add(digest)
         body, redacted = redact_secrets(strip_invisible(content))

@@ -194,26 +194,21 @@ def flush_before_compaction(ctx: Context, session: Session, messages: list[Messa
     private = gate_scope(session) == "private"  # what a private session says stays private
     with ws.lock("write", timeout=cfg["lock_timeout_s"]):
         written = write_facts(ctx, journal, outcome, session_id, now, private=private)
+        # the hashes of every message captured as a note, with the session that captured it
+        noted = dict(
+            ctx.store.conn.execute(
+                "SELECT hash, session_id FROM flush_captured WHERE path NOT LIKE 'cache:%'"
+            )
+        )
         plan = plan_capture(
             messages if cfg["capture"] else [],
             session_id=session_id,
             now=now,
             tz=ws.timezone,
-            known_hashes={
-                r[0]
-                for r in ctx.store.conn.execute(
-                    "SELECT hash FROM flush_captured WHERE path NOT LIKE 'cache:%'"
-                )
-            },
+            known_hashes=set(noted),
             cached_ids=tier.cached_ids(ws, session_id),
             capture_roles=frozenset(cfg["capture_roles"]),
-            noted_here=frozenset(
-                r[0]
-                for r in ctx.store.conn.execute(
-                    "SELECT hash FROM flush_captured WHERE path NOT LIKE 'cache:%' AND session_id = ?",
-                    (session_id,),
-                )
-            ),
+            noted_here=frozenset(h for h, sid in noted.items() if sid == session_id),
             corpus_text=recent_daily_text(ctx, now.date()),
             min_tokens=cfg["min_capture_tokens"],
             private=private,
