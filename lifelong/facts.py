@@ -63,6 +63,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from .text import STOPWORDS, content_tokens, fold, is_stopword, jaccard, stem, tokens
 
@@ -956,10 +957,12 @@ def _shape(value: str) -> str:
     return "number"
 
 
+@lru_cache(maxsize=4096)
 def slot_values(text: str) -> frozenset[str]:
     """The values ``text`` states that a newer line about the same thing would change: numbers,
     amounts, times and dates as written (spaces and separators dropped), and weekdays ("tues"
-    and "Tuesdays" alike)."""
+    and "Tuesdays" alike). Cached: current search compares each of its best results with every
+    other."""
     values = {re.sub(r"[\s,]", "", m.group(0)).rstrip(".-/").lower() for m in _SLOT_NUMBER.finditer(text)}
     values |= {m.group(0).lower()[:3] for m in _SLOT_WEEKDAY.finditer(text)}
     for m in _SLOT_PHONE.finditer(text):  # "0152 2290 4471": one number in groups
