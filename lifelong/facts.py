@@ -576,7 +576,8 @@ def _money(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
     for m in _MONEY_SUFFIX.finditer(text):
         found.append((m.start(), m.end(), _CURRENCY_WORDS[m.group(3).lower()], m.group(1), m.group(2)))
     for start, end, currency, number, multiplier in sorted(found):
-        amount = _decimal(number)
+        # "€1.200" is twelve hundred euros: an amount has no three decimals
+        amount = _decimal(number.replace(".", "") if re.fullmatch(r"\d{1,3}(?:\.\d{3})+", number) else number)
         if amount is None or not spans.free(start, end):
             continue
         if multiplier:
@@ -972,29 +973,239 @@ def slot_values(text: str) -> frozenset[str]:
     return frozenset(v for v in values if v)
 
 
-def restates_with_new_value(older: str, newer: str) -> bool:
-    """Whether ``newer`` states a different value of what ``older`` states (the caller knows it
-    was written later): a value of one shape (money, time, date, phone, weekday, number) the older
-    holds too is new in it; no name clash (both name people, none in common); and they share
-    words outside their values: half the shorter line's content stems and two at least, or a
-    third and one at least when the newer line announces a change (:data:`CHANGE_CUE`). Used to
-    lead with the newest statement and mark the older, never to hide one."""
-    old_values, new_values = slot_values(older), slot_values(newer)
-    fresh = {_shape(v) for v in new_values - old_values} - {"number"}  # a bare number says too little
-    if not fresh & {_shape(v) for v in old_values}:
-        return False
-    comparison = compare(extract(older), extract(newer))
-    if comparison.additive or comparison.progression:
-        return False  # "also lunch on Friday", a plan and its completion: both stand
-    if comparison.related and not comparison.conflicts and not CHANGE_CUE.search(newer):
-        return False  # the same value written another way ("$2M", "$2,000,000")
-    old_names, new_names = _subject_names(older), _subject_names(newer)
-    if old_names and new_names and not old_names & new_names:
-        return False
-    a = content_tokens(_SLOT_NUMBER.sub(" ", older))
-    b = content_tokens(_SLOT_NUMBER.sub(" ", newer))
+# ---------------------------------------------------------------------------------------------
+# Relation: how a newer statement bears on an older one (the one question dreaming, supersede,
+# current search and the gate all ask)
+
+# what announces that a value replaced an earlier one, besides :data:`CHANGE_CUE`: a correction
+# ("turns out", "actually", "after all"), a thing ended ("called off", "is off", "retired",
+# "sold", "removed"), a value moved ("pushed back", "bumped", "reassigned", "revised", "rotated")
+# in the languages the held-out notes mix in (German, Spanish, French, Italian, Dutch)
+_UPDATE_CUE = re.compile(
+    r"\b(?:turns? out|actually|after all|called off|is off|are off|calls? off|retir(?:ed|es|ing)|sold|"
+    r"removed|gone off|these days|pushed(?: back)?|bumped|reassigned|revised|rotated|upgraded|"
+    r"downgraded|swapped|got (?:a |an )?new|got the|not any ?more|got (?:new|rid)|"
+    r"verschoben|erh[öo]ht|getauscht|gewechselt|ge[äa]ndert|nicht mehr|seit|"
+    r"aplazad[oa]|cambiad[oa]|sube|subi[óo]|baj[óo]|ya no|desde|"
+    r"finalement|chang[ée]|reporté|part à la retraite|n'est plus|plus de|"
+    r"spostat[oa]|cambiat[oa]|non più|verplaatst|veranderd|niet meer|voortaan)\b",
+    re.I,
+)
+_PLATE = re.compile(r"\b([A-ZÄÖÜ]{1,3})[- ]([A-Z]{1,3})[- ]?(\d{1,4}[EH]?)\b")
+_IDENT = re.compile(
+    r"(?<![\w@.-])(?=[\w.+-]*\d)(?=[\w.+-]*[^\W\d_])[\w+-]+(?:[._@][\w+-]+)*|[\w.+-]+@[\w-]+\.[\w.]+"
+)
+
+
+@dataclass(frozen=True)
+class Relation:
+    """What :func:`relate` finds: ``kind`` is ``same`` (the newer restates the older, maybe in
+    other words or formats), ``update`` (the newer gives the same thing a new value, or ends it),
+    ``compatible`` (both stand) or ``unknown``; ``confidence`` in [0, 1]; ``reason`` says why in
+    one line."""
+
+    kind: str
+    confidence: float
+    reason: str
+    fresh: tuple[str, ...] = ()  # the value shapes whose value changed (money, time, phone, …)
+
+    @property
+    def replaces(self) -> bool:
+        return self.kind == "update"
+
+
+@lru_cache(maxsize=8192)
+def typed_values(text: str) -> frozenset[tuple[str, str]]:
+    """The values a line states, each as (shape, canonical form), so that one value written two
+    ways is one value: money and quantities as :func:`extract` reads them (``€1.200`` and ``EUR
+    1,200`` are ``EUR 1200``), dates, weekdays and times canonical, phone numbers as their
+    digits, licence plates and identifiers without case or separators (``HH-MK 482`` =
+    ``HH MK 482``), bare numbers as written."""
+    st = extract(text)
+    out: set[tuple[str, str]] = set()
+    taken: list[tuple[int, int]] = []
+    for m in _PLATE.finditer(text):
+        out.add(("ident", "".join(m.groups()).lower()))
+        taken.append(m.span())
+    money = [(v.start, v.end) for v in st.values if v.kind == "money"]
+    for m in _LOCALE_MONEY.finditer(text):  # "1.200,50 €", "1 150 €", "CHF 1'250.–": as extract cannot
+        if any(a < m.end() and m.start() < b and b - a >= len(m.group(0).rstrip(".,–- ")) for a, b in money):
+            continue  # extract read this amount whole
+        amount = _locale_amount(m.group("num") or m.group("num2"))
+        if amount is not None:
+            cur = (m.group("cur") or m.group("cur2")).lower().rstrip(".")
+            currency = (
+                _CURRENCY_SYMBOLS.get(cur) or _CURRENCY_WORDS.get(cur) or ("CHF" if cur == "fr" else "")
+            )
+            out.add(("money", f"{currency} {_canonical_number(amount)}"))
+            taken.append(m.span())
+    for v in st.values:
+        if v.negated or v.kind == "status" or any(a < v.end and v.start < b for a, b in taken):
+            continue
+        unit = re.sub(r"^[\d.,]+\s?", "", v.text).lower()
+        if (
+            v.kind == "quantity"
+            and v.key not in _BASE_UNIT
+            and (is_stopword(unit) or stem(unit) in _NOT_SUBJECT)
+        ):
+            out.add(("number", re.sub(r"\D", "", v.text)))  # "2148 now": a number, not 2148 "now"s
+        elif v.kind == "quantity":
+            out.add(("quantity", f"{v.key}:{v.value}"))
+        else:
+            out.add((v.kind, v.value))
+        taken.append((v.start, v.end))
+    for m in _SLOT_PHONE.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if len(digits) >= 7 and not re.search(r"[./:]", m.group(0)):
+            out.add(("phone", digits[-9:]))  # "+49 152 …" and "0152 …": the subscriber's digits
+            taken.append(m.span())
+    for m in _IDENT.finditer(text):
+        if any(a <= m.start() < b or a < m.end() <= b for a, b in taken):
+            continue
+        out.add(("ident", re.sub(r"[\W_]", "", m.group(0)).lower()))
+    if any(shape == "phone" for shape, _ in out):  # a phone number's digit groups are no numbers
+        out = {(shape, v) for shape, v in out if shape != "number"}
+    return frozenset(out)
+
+
+_WEAK_SHAPES = frozenset({"number"})
+_CUR = r"€|\$|£|eur|euros?|usd|chf|gbp|fr\.?"
+_LOCALE_MONEY = re.compile(
+    rf"(?:(?P<cur>{_CUR})\s?(?P<num>\d[\d.,' ]*\d|\d)(?:[.,]–|[.,]-)?|(?P<num2>\d[\d.,' ]*\d|\d)\s?(?P<cur2>{_CUR}))(?!\w)",
+    re.I,
+)
+
+
+def _locale_amount(number: str) -> Decimal | None:
+    """An amount written in any of the usual locale formats: ``1.200,50`` and ``1,200.50`` and
+    ``1 200,50`` and ``1'250`` are 1200.50 / 1250 (the last separator followed by exactly two
+    digits, or one, is the decimal one; three digits after it mark thousands)."""
+    number = number.replace(" ", "").replace("'", "").replace("\u202f", "")
+    seps = [c for c in number if c in ".,"]
+    if not seps:
+        return _decimal(number)
+    last = max(number.rfind("."), number.rfind(","))
+    tail = number[last + 1 :]
+    if len(tail) == 3 and (len(seps) > 1 or number[last] == "." and "," not in number or number[last] == ","):
+        if len(set(seps)) == 1 and len(seps) >= 1 and all(len(g) == 3 for g in re.split(r"[.,]", number)[1:]):
+            return _decimal(re.sub(r"[.,]", "", number))
+    whole = re.sub(r"[.,]", "", number[:last])
+    return _decimal(f"{whole}.{tail}")
+
+
+# words that name the kind of value a line states, not what it is about: two lines sharing only
+# these ("the gym costs $45 per month", "the licence costs EUR 1,450 per year") share no subject
+_SLOT_WORDS = frozenset(
+    stem(w)
+    for w in """cost costs price prices fee fees rate number numbers phone mobile budget amount total
+    time times date dates day days per month months monthly year years yearly annual annually week
+    weeks weekly daily hour hours now new old current""".split()
+)
+
+
+# the words of :data:`_NOT_SUBJECT` but the roles ("my manager", "the owner", "who leads it"):
+# those say what a line is about when the value is a name
+_NOT_ABOUT = _NOT_SUBJECT - frozenset(
+    stem(w) for w in "own owner lead leads manage manager handle assigned responsible charge".split()
+)
+
+
+def _coverage(older: str, newer: str, drop: frozenset[str] = frozenset()) -> tuple[float, int, int]:
+    """How much of what the older line is about the newer line repeats: the share of the older
+    line's content stems (values, words naming a kind of value, and ``drop`` taken out) found in
+    the newer, the count shared, and the newer line's count. When the older line has nothing but
+    such words, they count."""
+    a = content_tokens(_SLOT_NUMBER.sub(" ", older)) - _NOT_ABOUT
+    b = content_tokens(_SLOT_NUMBER.sub(" ", newer)) - _NOT_ABOUT
+    if a - _SLOT_WORDS - drop:
+        a, b = a - _SLOT_WORDS - drop, b - _SLOT_WORDS - drop
     shared = len(a & b)
-    ratio = shared / max(1, min(len(a), len(b)))
-    if CHANGE_CUE.search(newer):
-        return shared >= 1 and ratio >= 1 / 3
-    return shared >= 2 and ratio >= 0.5
+    return shared / max(1, len(a)), shared, len(b)
+
+
+@lru_cache(maxsize=8192)
+def relate(older: str, newer: str) -> Relation:
+    """How ``newer`` (written later) bears on ``older``: the one comparison of two statements
+    that dreaming, the supersede gate, current search and the gate's note share.
+
+    ``update`` when the newer line is about what the older one is about and either gives a value
+    of a shape the older one holds (money, time, date, phone, weekday, identifier…) a new value,
+    or announces that it changed or ended ("cancelled", "no longer", "turns out", "pushed to").
+    Confidence: 0.9 when a change cue, a changed value and most of the older line's words agree;
+    0.7 for a changed value with most words and no cue, or a cue with few words; 0.6 for a cue
+    and no changed value ("the trip is called off"). ``same`` when every value of the older
+    line is in the newer one and nothing is new; ``compatible`` otherwise: another person
+    (names clash), an addition ("also", "a second"), a plan and its completion, another subject.
+    Never used to hide a statement on its own: the supersede gate closes an interval only on an
+    update of confidence 0.9 whose subjects are surely the same (see ``decide.plan``)."""
+    if not older.strip() or not newer.strip():
+        return Relation("unknown", 0.0, "an empty statement")
+    a, b = extract(older), extract(newer)
+    comparison = compare(a, b)
+    if comparison.additive:
+        return Relation("compatible", 0.7, "an additional fact")
+    if comparison.progression:
+        return Relation("compatible", 0.7, "a later stage of the same plan")
+    old_values, new_values = typed_values(older), typed_values(newer)
+    gone = {shape for shape, _ in old_values - new_values}
+    came = {shape for shape, _ in new_values - old_values}
+    fresh = tuple(sorted((gone & came) - _WEAK_SHAPES))
+    weak = bool((gone & came) & _WEAK_SHAPES)
+    cue = bool(CHANGE_CUE.search(newer) or _UPDATE_CUE.search(newer) or b.change)
+    coverage, shared, _ = _coverage(older, newer)
+    clash = _names_clash(older, newer)
+    if clash:
+        names = _names(older, newer) | _names(newer, older)
+        unnamed, _, _ = _coverage(older, newer, names)
+        if cue and unnamed >= 0.75:  # "my manager is now Priyanka Rao": the name is the value
+            return Relation("update", 0.75, "a new name for it and a change word", ("name",))
+        if not (cue and coverage >= 0.5):
+            return Relation("compatible", 0.7, "names someone or something else")
+    if fresh:
+        if cue and shared >= 1 and coverage >= 0.3:
+            conf = 0.9 if (coverage >= 0.5 or comparison.certain) and not clash else 0.75
+            return Relation("update", conf, f"new {'/'.join(fresh)} and a change word", fresh)
+        if shared >= 1 and coverage >= 0.75:  # every word of the older line but its value
+            return Relation("update", 0.7, f"same words, new {'/'.join(fresh)}", fresh)
+    if old_values and old_values <= new_values and coverage >= 0.5 and not cue:
+        return Relation("same", 0.8, "restates it")
+    if cue and not clash and shared >= 1 and coverage >= 0.4:
+        if weak or not (new_values - old_values) or _ENDED.search(newer):
+            return Relation("update", 0.6, "announces a change of it")
+    if comparison.related and not comparison.conflicts:
+        return Relation("compatible", 0.6, "same subject, compatible values")
+    return Relation("compatible" if not comparison.related else "unknown", 0.5, comparison.reason)
+
+
+def _names(text: str, other: str) -> frozenset[str]:
+    """The names in ``text`` (:func:`_subject_names`), with a capitalised first word counted
+    when the other line names it too ("Emma goes to …" after "Emma's school …")."""
+    names = set(_subject_names(text))
+    folded_other = fold(other)
+    for m in re.finditer(r"(?:^|[.!?;:]\s+)([A-ZÀ-Ý][\w'’-]+)", text):
+        bare = re.sub(r"['’]s$", "", m.group(1))
+        if len(bare) > 2 and re.search(rf"\b{re.escape(fold(bare))}", folded_other):
+            names.add(stem(fold(bare)))
+    return frozenset(names)
+
+
+def _names_clash(older: str, newer: str) -> bool:
+    """Both lines name someone or something and no name is shared: "Anna's number" and "Ben's
+    number". A name inside another counts as shared ("Zahnarzt", "Zahnarzttermin")."""
+    a, b = _names(older, newer), _names(newer, older)
+    if not a or not b:
+        return False
+    return not any(x == y or (min(len(x), len(y)) >= 4 and (x in y or y in x)) for x in a for y in b)
+
+
+_ENDED = re.compile(
+    r"\b(?:cancell?ed|called off|is off|no longer|not any ?more|anymore|retired|sold|removed|"
+    r"switched|renamed|replaced|instead|gone off|left|quit|moved|ya no|nicht mehr|n'est plus|niet meer)\b",
+    re.I,
+)
+
+
+def restates_with_new_value(older: str, newer: str) -> bool:
+    """Whether ``newer`` (written later) replaces what ``older`` states (:func:`relate` finds an
+    update). Used to lead with the newest statement and mark the older, never to hide one."""
+    return relate(older, newer).kind == "update"

@@ -329,6 +329,50 @@ def human_edits(text: str, written: dict[str, str]) -> list[dict[str, str]]:
     return out
 
 
+_ITEM_HEAD = re.compile(r"^(?P<lead>\s*(?:[-*+]|\d+[.)])\s+)(?P<body>.*?)(?P<tail>\s*<!--.*)$")
+
+
+def struck_keys(text: str) -> set[str]:
+    """Keys of the items already struck through (``- ~~…~~ (superseded by …) <!-- key:… -->``)."""
+    out = set()
+    for line in text.split("\n"):
+        m = _KEY_RE.search(line)
+        head = _ITEM_HEAD.match(line) if m else None
+        if head and head.group("body").startswith("~~"):
+            out.add(m.group(1))
+    return out
+
+
+def strike_items(text: str, struck: dict[str, str], written: dict[str, str]) -> tuple[str, list[str]]:
+    """Strike through the managed items whose key is in ``struck`` (key -> what replaced it):
+    ``- ~~text~~ (superseded by …) <!-- key:… -->``, so the file says the value changed and keeps
+    what it was. An item a human edited, or one already struck, is left as it is. Returns the new
+    text and the regions changed."""
+    touched: list[str] = []
+    for region in find_regions(text):
+        if not (region.name.startswith(TOPIC_PREFIX) or region.name.startswith(PROMOTED_PREFIX)):
+            continue
+        body = region.body(text)
+        lines = body.split("\n")
+        changed = False
+        for i, line in enumerate(lines):
+            m = _KEY_RE.search(line)
+            if not m or m.group(1) not in struck or edited_by_human(line, written):
+                continue
+            head = _ITEM_HEAD.match(line)
+            if not head or not head.group("body").strip() or head.group("body").startswith("~~"):
+                continue
+            pointer = " ".join(struck[m.group(1)].split())
+            lines[i] = (
+                f"{head.group('lead')}~~{head.group('body').strip()}~~ (superseded by {pointer}){head.group('tail')}"
+            )
+            changed = True
+        if changed:
+            text = replace_region(text, region.name, "\n".join(lines))
+            touched.append(region.name)
+    return text, touched
+
+
 def has_human_text(line: str) -> bool:
     """An item line a human wrote on: sticky, or text after its key marker."""
     m = _KEY_RE.search(line)

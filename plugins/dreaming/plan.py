@@ -26,6 +26,8 @@ from .memory_file import (
     existing_keys,
     human_edits,
     memory_lines,
+    strike_items,
+    struck_keys,
     topic_of,
 )
 from .scoring import Score, Signals
@@ -128,6 +130,9 @@ class PromotionPlan:
     statuses: tuple[StatusChange, ...]  # in order; promote/evict statuses come from the write
     refused_keys: tuple[str, ...] = ()
     secrets_redacted: int = 0
+    # promoted items a later note changed (REM's corrections), struck through in MEMORY.md now
+    # that their correction is there too: earlier key -> the correcting key
+    struck: tuple[tuple[str, str], ...] = ()
 
     def items(self, now: dt.datetime) -> list[Item]:
         return [
@@ -194,19 +199,34 @@ class PromotionPlanner:
     _expired: list[str] = field(init=False, default_factory=list)
     _refused: list[str] = field(init=False, default_factory=list)
     _secrets: int = field(init=False, default=0)
+    # a correction's key -> the promoted key it changes (REM set the older's superseded_by)
+    _replacing: dict[str, str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self._present = existing_keys(self.memory_text)
+        for c in self.candidates.values():
+            if c.status == "promoted" and c.superseded_by and c.key in self._present:
+                self._replacing[c.superseded_by] = c.key
         self.memory = [(n, t, similarity_tokens(t)) for n, t in memory_lines(self.memory_text)]
         for s in self.scored:
+            if self._corrects(s):
+                continue
             if not s.score.passed and s.signals.days_since_last > self.config.ttl_days:
                 reason = f"no signal for {self.config.ttl_days} days"
                 self._statuses.append(StatusChange(s.candidate.key, "expired", reason))
                 self._expired.append(s.candidate.key)
 
+    def _corrects(self, s: Scored) -> str | None:
+        """The promoted key that fact ``s`` changes, if any: a correction of a fact already in
+        MEMORY.md is due at once (the fact was judged durable; its new value is too)."""
+        for k in (s.candidate.key, *s.members):
+            if k in self._replacing:
+                return self._replacing[k]
+        return None
+
     def due(self) -> Iterator[Scored]:
         for s in self.scored:
-            if not s.score.passed:
+            if not s.score.passed and not self._corrects(s):
                 continue
             if len(self._promote) >= self.config.max_promotions:
                 break
@@ -288,7 +308,18 @@ class PromotionPlanner:
             for s in self.scored
             if not s.score.passed
         )
+        struck: dict[str, str] = {}
+        for p in self._promote:
+            earlier = self._corrects(p.scored)
+            if earlier:
+                struck[earlier] = p.key
+        done = struck_keys(self.memory_text)
+        for later, earlier in self._replacing.items():
+            if later in self._present:  # the correction reached MEMORY.md on an earlier night
+                struck.setdefault(earlier, later)
+        struck = {earlier: later for earlier, later in struck.items() if earlier not in done}
         return PromotionPlan(
+            struck=tuple(sorted(struck.items())),
             promote=tuple(self._promote),
             already=tuple(already),
             dropped=tuple(self._dropped),
@@ -330,12 +361,21 @@ class MemoryWrite:
 
 
 def plan_memory_write(
-    current: str, items: list[Item], *, budget: int, max_evict_fraction: float, written: dict[str, str]
+    current: str,
+    items: list[Item],
+    *,
+    budget: int,
+    max_evict_fraction: float,
+    written: dict[str, str],
+    struck: dict[str, str] | None = None,
 ) -> MemoryWrite:
-    """MEMORY.md with ``items`` added to their sections, then compacted to ``budget`` bytes
-    (evicting at most ``max_evict_fraction`` of the promoted items, never the new ones or a
-    human's edits)."""
+    """MEMORY.md with ``items`` added to their sections and the items of ``struck`` (key -> a
+    note naming what replaced it) struck through, then compacted to ``budget`` bytes (evicting at
+    most ``max_evict_fraction`` of the promoted items, never the new ones or a human's edits)."""
     text, regions = add_items(current, items)
+    if struck:
+        text, more = strike_items(text, struck, written)
+        regions = list(dict.fromkeys([*regions, *more]))
     text, compaction = compact(
         text,
         budget,

@@ -340,6 +340,19 @@ def build_plan(ctx: Any, run: Any, pool_scores: PoolScores, memory_text: str) ->
     return planner.plan()
 
 
+def struck_pointers(run: Any, plan: PromotionPlan) -> dict[str, str]:
+    """For each promoted item a later note changed: what the strike-through names, the new
+    statement (shortened) and the night that saw it."""
+    texts = {p.key: p.live.text for p in plan.promote}
+    out: dict[str, str] = {}
+    for earlier, later in plan.struck:
+        cand = run.pool.candidates.get(later)
+        text = " ".join((texts.get(later) or (cand.text if cand else later)).split())
+        text = text if len(text) <= 80 else text[:79] + "…"
+        out[earlier] = f'"{text.replace("~~", "")}", {run.now.date().isoformat()}'
+    return out
+
+
 def write_memory(ctx: Any, run: Any, plan: PromotionPlan, hashes: dict[str, str]) -> MemoryWrite:
     """Apply the plan's items to MEMORY.md as it is under the lock (journaled; not in a dry run)."""
     ws, cfg = ctx.workspace, run.config
@@ -351,6 +364,7 @@ def write_memory(ctx: Any, run: Any, plan: PromotionPlan, hashes: dict[str, str]
             budget=cfg["memory_max_bytes"],
             max_evict_fraction=cfg.get("max_evict_fraction", 0.1),
             written=hashes,
+            struck=struck_pointers(run, plan),
         )
         if not run.dry_run:
             run.journal.write(ws.memory_file, write.text)
@@ -422,7 +436,7 @@ def deep(ctx: Any, run: Any) -> DeepResult:
     memory_text = memory_path.read_text("utf-8") if memory_path.exists() else ""
     plan = build_plan(ctx, run, scores, memory_text)
     hashes = written_hashes(ctx.store)
-    write = write_memory(ctx, run, plan, hashes) if plan.promote else None
+    write = write_memory(ctx, run, plan, hashes) if plan.promote or plan.struck else None
     apply_statuses(run, plan, write)
     edits = write.human_edits if write else human_edits(memory_text, hashes)
     promoted = [promoted_json(p) for p in plan.promote]
@@ -440,6 +454,7 @@ def deep(ctx: Any, run: Any) -> DeepResult:
         "scored": len(scored),
         "passed_gates": sum(1 for s in scored if s.score.passed),
         "promoted": promoted,
+        "struck": [{"key": earlier, "by": later} for earlier, later in plan.struck],
         "already_present": [o.as_json() for o in plan.already],
         "dropped": [o.as_json() for o in plan.dropped],
         "blocked": [o.as_json() for o in plan.blocked],

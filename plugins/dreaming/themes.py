@@ -22,7 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .snippets import STOPWORDS, content_tokens, jaccard, similarity_tokens, stem, words
+from lifelong.facts import relate
+
+from .snippets import STOPWORDS, content_tokens, stem, words
 
 MONTHS = (
     "january february march april may june july august september october november december "
@@ -205,33 +207,39 @@ def asserted_tags(text: str) -> frozenset[str]:
     return concept_tags(_NEGATED.sub(" ", text))
 
 
+CORRECTION_CONFIDENCE = 0.7  # lifelong.facts.relate's confidence a correction needs
+CORRECTION_PEERS = 24  # the earlier candidates sharing most topic terms that one entry is compared with
+
+
 def find_corrections(entries: list[Entry], candidates: dict[str, Entry]) -> list[Correction]:
-    """Later entries with correction wording that revise an earlier candidate (pure): they share
-    two topic terms and some wording, and the later one asserts a value the earlier one lacks (a
-    name, date, time or amount; a value it negates is not asserted: "Daily standup is now at 9:15,
-    not 9:30 any more" restates "Standup moved to 9:15") — restating a correction is not a new
-    correction."""
+    """Later entries that revise an earlier candidate (pure): the one fact model's comparison
+    (:func:`lifelong.facts.relate`) reads the later line as an update of the earlier one — a new
+    value for what the earlier states ("my number is now 0152…", "Schwimmkurs moved!! from now
+    on thursdays"), or its end ("the trip is called off") — with confidence
+    :data:`CORRECTION_CONFIDENCE`, or the later line has correction wording and the earlier
+    shares two topic terms (restating a correction is not a new correction: the later one must
+    assert something the earlier lacks). Each entry is compared with the
+    :data:`CORRECTION_PEERS` earlier candidates that share most of its topic terms."""
     by_term: dict[str, set[str]] = defaultdict(set)
     for key, c in candidates.items():
         for t in c.terms:
             by_term[t].add(key)
     out: list[Correction] = []
     for e in entries:
-        if not is_correction(e.text):
-            continue
-        e_tokens = similarity_tokens(_CORRECTION.sub(" ", e.text))
-        e_tags = asserted_tags(e.text)
         seen: dict[str, int] = defaultdict(int)
         for t in e.terms:
             for key in by_term.get(t, ()):
                 seen[key] += 1
-        for key, shared in sorted(seen.items()):
+        peers = sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))[:CORRECTION_PEERS]
+        for key, shared in sorted(peers):
             c = candidates[key]
-            if key == e.key or shared < 2 or c.day >= e.day:
+            if key == e.key or c.day >= e.day:
                 continue
-            c_tokens = similarity_tokens(c.text)
-            sim = jaccard(e_tokens, c_tokens)
-            if sim < 0.2 or sim >= 0.8 or not (e_tags - concept_tags(c.text)):
-                continue
+            relation = relate(c.text, e.text)
+            if relation.kind != "update" or relation.confidence < CORRECTION_CONFIDENCE:
+                if not (is_correction(e.text) and shared >= 2 and relation.kind == "update"):
+                    continue
+            if not (asserted_tags(e.text) - concept_tags(c.text)) and not relation.fresh:
+                continue  # nothing new asserted: a restatement of the correction
             out.append(Correction(key, e.key, tuple(sorted(c.terms & e.terms))))
     return out

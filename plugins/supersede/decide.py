@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lifelong.facts import Comparison, Statement
+from lifelong.facts import Comparison, Relation, Statement
 
 HEDGED_STRENGTH = 1
 
@@ -59,12 +59,25 @@ class Match:
     verdict: str
     judged_by: str = "rules"
     judge_reason: str = ""
+    relation: Relation | None = None  # lifelong.facts.relate(older, newer) of the two texts
+
+    @property
+    def sure(self) -> bool:
+        """Strong enough to close an interval: the model judge said so, or the subjects are
+        surely the same (:func:`lifelong.facts.same_subject`). A conflict only
+        :func:`lifelong.facts.relate` saw (an update in other words) is never sure: contested."""
+        return self.judged_by == "model" or (self.comparison.certain and self.comparison.conflicting)
 
     @property
     def detail(self) -> str:
         if self.judged_by == "model" and self.judge_reason:
             return f"model: {self.judge_reason}"
-        return "; ".join(c.describe() for c in self.comparison.conflicts) or self.comparison.reason
+        found = "; ".join(c.describe() for c in self.comparison.conflicts)
+        if self.relation is not None and self.relation.kind == "update":
+            found = "; ".join(
+                x for x in (found, f"{self.relation.reason} ({self.relation.confidence:.2f})") if x
+            )
+        return found or self.comparison.reason
 
 
 @dataclass(frozen=True)
@@ -132,9 +145,10 @@ def plan(
             else:
                 superseded_by = superseded_by or fact.id
                 notes.append(f"stale: older than {where}, which stays current")
-        elif not m.comparison.certain and m.judged_by != "model":
+        elif not m.sure:
             # the subjects only share a word or two ("the gym membership costs …" and "the
-            # Nordlicht license now costs …"): too weak to hide either; both stay, newest first
+            # Nordlicht license now costs …"), or the later text is no sure update of the
+            # earlier: too weak to hide either; both stay, newest first
             contested.append(fact.id)
             notes.append(f"{would}contested: maybe the same subject as {where}; both stay current")
         elif candidate_strength > fact.strength:

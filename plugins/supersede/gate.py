@@ -14,7 +14,7 @@ import secrets
 from typing import Any
 
 from lifelong.contracts import RelatedFact, WriteCandidate, WriteDecision
-from lifelong.facts import Statement, compare, extract, is_stale
+from lifelong.facts import Statement, compare, extract, is_stale, relate
 from lifelong.journal import Journal
 from lifelong.text import content_words, stem
 from lifelong.workspace import daily_date
@@ -203,10 +203,18 @@ class Gate:
         model = judge.judge_model(self.cfg, self.ws.config)
         calls = int(self.cfg["judge_max_calls"])
         out: list[Match] = []
+        cand_time = self.candidate_time(cand, statement)
         for fact, st in related:
             cmp = compare(st, statement)
-            verdict = "conflict" if cmp.conflicting else ("compatible" if cmp.related else "unrelated")
-            match = Match(fact, cmp, verdict)
+            # how the later of the two bears on the earlier (the one fact model's comparison)
+            newer_is_candidate = fact.time is None or fact.time <= cand_time
+            relation = relate(fact.text, cand.text) if newer_is_candidate else relate(cand.text, fact.text)
+            # an update in other words counts when the subjects are related, or it is a clear one
+            update = relation.kind == "update" and (cmp.related or relation.confidence >= 0.75)
+            verdict = (
+                "conflict" if cmp.conflicting or update else ("compatible" if cmp.related else "unrelated")
+            )
+            match = Match(fact, cmp, verdict, relation=relation)
             ask = verdict == "conflict" or (
                 cmp.related and cmp.similarity >= float(self.cfg["judge_min_similarity"])
             )
@@ -221,7 +229,7 @@ class Gate:
                     model, self.cfg, fact.text, cand.text, old_date, self.now.date().isoformat()
                 )
                 if answer is not None:
-                    match = Match(fact, cmp, answer[0], "model", answer[1])
+                    match = Match(fact, cmp, answer[0], "model", answer[1], relation=relation)
             if match.verdict != "unrelated" or cmp.related:
                 out.append(match)
         return out

@@ -178,3 +178,49 @@ def test_compare_is_symmetric_and_never_fails(a: list[str], b: list[str]) -> Non
     assert {c.kind for c in ab.conflicts} == {c.kind for c in ba.conflicts}
     if left.subject and not any(v.negated for v in left.values):
         assert compare(left, left).related and not compare(left, left).conflicting
+
+
+# --- relate: the one comparison of an older and a newer statement (issue 41) -----------------
+
+from lifelong.facts import relate, typed_values  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("offsite budget €4,000", "offsite budget raised to €5,500"),
+        ("my number is 0176 4411 2290", "my number is now 0152 2290 4471 — the old 0176 one is dead"),
+        ("mila schwimmkurs tuesdays 16:30", "Schwimmkurs moved!! from now on thursdays 15:45"),
+        ("My manager is Derek Olsen.", "My manager is now Priyanka Rao."),
+        (
+            "Dinner with Marta on Saturday at 8pm at Luigi's.",
+            "Dinner with Marta is cancelled, she's got the flu.",
+        ),
+    ],
+)
+def test_relate_reads_an_update(older: str, newer: str) -> None:
+    assert relate(older, newer).kind == "update"
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("The gym membership costs $45 per month.", "The Nordlicht license now costs EUR 1,450 per year."),
+        ("Anna's number is 0171 555 2030.", "Ben's number is 0171 555 3020."),
+        ("Rent is €1,140 a month.", "Rent: 1.140 € a month."),
+        (
+            "Lunch with Sarah on Monday at 12:30.",
+            "Also lunch with Sarah next Friday at 1pm, different place.",
+        ),
+    ],
+)
+def test_relate_leaves_other_subjects_and_restatements_alone(older: str, newer: str) -> None:
+    assert relate(older, newer).kind != "update"
+
+
+def test_one_value_written_several_ways_is_one_value() -> None:
+    assert (
+        typed_values("plate HH-MK 482") == typed_values("plate HH MK 482") == typed_values("plate HH-MK-482")
+    )
+    assert typed_values("€1,140") == typed_values("1.140 €") == {("money", "EUR 1140")}
+    assert typed_values("€1.200") == {("money", "EUR 1200")}  # twelve hundred euros, not 1.2
