@@ -50,6 +50,10 @@ def test_amounts_match_on_value_and_on_currency_where_given() -> None:
     assert ev.match_count([(Decimal("12000"), "USD"), (Decimal("5"), "EUR")], expected, "amounts") == 2
     assert ev.match_count([(Decimal("5.00"), "USD")], expected, "amounts") == 0
     assert ev.match_count([(Decimal("12E3"), None), (Decimal("12000"), None)], expected, "amounts") == 1
+    assert ev.as_set([(Decimal("12E3"), None), (Decimal("12000"), None)], "amounts") == [
+        (Decimal("12000").normalize(), None)
+    ]
+    assert ev.match_count(["2026-01-01", "2026-01-01"], ["2026-01-01"], "dates") == 1
 
 
 def test_statement_edges_and_phone_shim() -> None:
