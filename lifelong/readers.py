@@ -119,8 +119,8 @@ def dates(
     ``current_period``; ``languages`` the candidates its language detection chooses from, None
     for all it knows). Each span is parsed again with ``RETURN_TIME_AS_PERIOD`` to learn its
     precision: a span that names a month, a year or a week only is not a day; one that names a
-    time of day only ("at 3pm": parsed as ``written_on`` itself, the base being midnight) is not
-    either."""
+    time of day only ("at 3pm": parsed as ``written_on`` itself, the base being midnight, and no
+    word of it a day alone) is not either."""
     if not text or missing("dates"):
         return []
     from dateparser.search import search_dates
@@ -133,14 +133,26 @@ def dates(
         parser = _date_parser(tuple(langs) if langs else None, base, prefer)
         out = []
         for span, when in found:
-            data = parser.get_date_data(span)
-            period = data.period
-            if period in _DAY_PERIODS or (period == "time" and when.date() != written_on):
+            period = parser.get_date_data(span).period
+            if period in _DAY_PERIODS or (period == "time" and _names_a_day(parser, span, when, written_on)):
                 out.append(when.date())
     except Exception:  # noqa: BLE001
         ERRORS["dates"] += 1
         return []
     return out
+
+
+def _names_a_day(parser, span: str, when: dt.datetime, written_on: dt.date) -> bool:  # noqa: ANN001
+    """Whether a span parsed with a time of day also names its day: it falls on another day than
+    the note's ("Friday at 7pm"), or one of its words alone is a day ("tonight 8pm", "today at
+    noon"); "at 3pm" alone is not."""
+    if when.date() != written_on:
+        return True
+    for word in span.split():
+        data = parser.get_date_data(word)
+        if data.date_obj is not None and data.period in _DAY_PERIODS:
+            return True
+    return False
 
 
 @lru_cache(maxsize=64)
@@ -339,6 +351,21 @@ def _plain(value: Decimal) -> Decimal:
 
 
 def _digits_for_words(text: str) -> str:
+    """``text`` with its spelled numbers in digits. A number already in digits keeps its
+    magnitude word ("2.5 million": alpha2digit alone would write "2.5 1000000"): only the text
+    between such numbers is converted."""
+    kept, pos = [], 0
+    for m in _NUMBER.finditer(text):
+        magnitude = _magnitude_at(text, m.end())
+        end = magnitude[1] if magnitude else m.end()
+        kept += [_words_to_digits(text[pos : m.start()]), text[m.start() : end]]
+        pos = end
+    return "".join([*kept, _words_to_digits(text[pos:])])
+
+
+def _words_to_digits(text: str) -> str:
+    if not text.strip():
+        return text
     from text_to_num import alpha2digit
 
     # Spanish before French and Portuguese: "mil doscientos" is one Spanish number

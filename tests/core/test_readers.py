@@ -43,6 +43,7 @@ def test_dates_resolve_from_the_note_date() -> None:
     assert readers.dates("yesterday was rough", wed) == [dt.date(2025, 9, 9)]
     assert readers.dates("Zahnarzttermin morgen um 9", wed) == [dt.date(2025, 9, 11)]
     assert readers.dates("call at 3pm", wed) == []  # a time of day alone is no date
+    assert readers.dates("today at 6pm yoga", wed) == [wed]
     assert readers.dates("dinner on Friday", wed) == [dt.date(2025, 9, 12)]
     assert readers.dates("dinner on Friday", wed, prefer="past") == [dt.date(2025, 9, 5)]
 
@@ -60,6 +61,10 @@ def test_amounts_read_separators_magnitudes_currencies_and_words() -> None:
     assert readers.amounts("a 40k salary") == [(Decimal("40000"), None)]
     assert readers.amounts("vingt euros le menu") == [(Decimal("20"), "EUR")]
     assert readers.amounts("vingt euros le menu", words=False) == []
+    assert readers.amounts("raised USD 4.5 million, then twenty euros") == [
+        (Decimal("4500000"), "USD"),
+        (Decimal("20"), "EUR"),
+    ]
     assert readers.amounts("drove 12 km, 30% uphill, at 9:15") == []
 
 
