@@ -69,20 +69,25 @@ def available(reader: str) -> bool:
 # Phones
 
 
-def phones(text: str, region: str | None = None, *, leniency: str = "VALID") -> list[str]:
+def phones(
+    text: str, region: str | None = None, *, leniency: str = "VALID", fallback: bool = True
+) -> list[str]:
     """Telephone numbers in ``text`` as E.164 (``+4917644112290``), in order of appearance.
 
     ``phonenumbers.PhoneNumberMatcher`` runs with ``region`` first, then
     :data:`DEFAULT_REGIONS`; a span is read in the first region where the matcher accepts it
     (a number written with ``+`` or ``00`` reads the same in all). ``leniency`` is the name of a
-    ``phonenumbers.Leniency`` level (``POSSIBLE``, ``VALID``, ``STRICT_GROUPING``...)."""
+    ``phonenumbers.Leniency`` level (``POSSIBLE``, ``VALID``, ``STRICT_GROUPING``...). With
+    ``fallback=False`` a ``region`` given is the only one tried (a British number the library
+    rejects is then not read as a German one)."""
     if not text or missing("phones"):
         return []
     import phonenumbers
 
     level = getattr(phonenumbers.Leniency, leniency.upper(), phonenumbers.Leniency.VALID)
     regions = [region.upper()] if region else []
-    regions += [r for r in DEFAULT_REGIONS if r not in regions]
+    if fallback or not regions:
+        regions += [r for r in DEFAULT_REGIONS if r not in regions]
     found: list[tuple[int, int, str]] = []
     try:
         for r in regions:

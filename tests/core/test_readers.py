@@ -34,6 +34,8 @@ def test_phones_are_e164_in_order_and_codes_are_not_phones() -> None:
     # no hint: a number with its country code reads the same anywhere
     assert readers.phones("Marco +39 06 6982 1234") == ["+390669821234"]
     assert readers.phones("order 12345678 arrives Monday", "DE") == []
+    # a Spanish mobile written without its code: read in Spain, not in the fallback regions
+    assert readers.phones("Lucía 612 34 56 78", "ES", fallback=False) == ["+34612345678"]
 
 
 def test_dates_resolve_from_the_note_date() -> None:
