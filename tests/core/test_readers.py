@@ -1,0 +1,112 @@
+"""lifelong.readers: the library adapters on a few examples of our own, their soft failure, and
+that importing the module loads no library."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from lifelong import readers
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARY_MODULES = ("phonenumbers", "dateparser", "price_parser", "babel", "text_to_num", "pysbd", "sentencex")
+ODD = ["", " ", "\x00\x00", "🎉🎉🎉", "9" * 400, "€€€ 1.2.3.4.5 ,,, $", "\n\n- \n1.\n", "ﷺ" * 50]
+
+
+def test_importing_the_module_loads_no_library() -> None:
+    code = f"import sys, lifelong.readers\nprint([m for m in {LIBRARY_MODULES!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_phones_are_e164_in_order_and_codes_are_not_phones() -> None:
+    pytest.importorskip("phonenumbers")
+    assert readers.phones("ring Anna at 030 1234 5678 tomorrow", "DE") == ["+493012345678"]
+    assert readers.phones("cell (617) 555-0100, her office +33 1 42 68 53 00", "US") == [
+        "+16175550100",
+        "+33142685300",
+    ]
+    # no hint: a number with its country code reads the same anywhere
+    assert readers.phones("Marco +39 06 6982 1234") == ["+390669821234"]
+    assert readers.phones("order 12345678 arrives Monday", "DE") == []
+    # a Spanish mobile written without its code: read in Spain, not in the fallback regions
+    assert readers.phones("Lucía 612 34 56 78", "ES", fallback=False) == ["+34612345678"]
+
+
+def test_dates_resolve_from_the_note_date() -> None:
+    pytest.importorskip("dateparser")
+    wed = dt.date(2025, 9, 10)
+    assert readers.dates("kickoff 2025-10-02 in Berlin", wed) == [dt.date(2025, 10, 2)]
+    assert readers.dates("yesterday was rough", wed) == [dt.date(2025, 9, 9)]
+    assert readers.dates("Zahnarzttermin morgen um 9", wed) == [dt.date(2025, 9, 11)]
+    assert readers.dates("call at 3pm", wed) == []  # a time of day alone is no date
+    assert readers.dates("today at 6pm yoga", wed) == [wed]
+    assert readers.dates("dinner on Friday", wed) == [dt.date(2025, 9, 12)]
+    assert readers.dates("dinner on Friday", wed, prefer="past") == [dt.date(2025, 9, 5)]
+
+
+def test_amounts_read_separators_magnitudes_currencies_and_words() -> None:
+    for module in ("price_parser", "babel", "text_to_num"):
+        pytest.importorskip(module)
+    assert readers.amounts("lunch was €12,40 and the taxi 18 €") == [
+        (Decimal("12.4"), "EUR"),
+        (Decimal("18"), "EUR"),
+    ]
+    assert readers.amounts("the flat costs 2 400 € a month") == [(Decimal("2400"), "EUR")]
+    assert readers.amounts("Hypothek 250.000 CHF") == [(Decimal("250000"), "CHF")]
+    assert readers.amounts("er verdient 3,2 Mio. Euro") == [(Decimal("3200000"), "EUR")]
+    assert readers.amounts("a 40k salary") == [(Decimal("40000"), None)]
+    assert readers.amounts("vingt euros le menu") == [(Decimal("20"), "EUR")]
+    assert readers.amounts("vingt euros le menu", words=False) == []
+    assert readers.amounts("raised USD 4.5 million, then twenty euros") == [
+        (Decimal("4500000"), "USD"),
+        (Decimal("20"), "EUR"),
+    ]
+    assert readers.amounts("drove 12 km, 30% uphill, at 9:15") == []
+
+
+def test_statements_are_exact_substrings() -> None:
+    block = "Paid the bill. Call Ana tomorrow.\nThe plumber comes on\nfriday morning\n\n- buy milk"
+    for engine in ("pysbd", "sentencex"):
+        pytest.importorskip(engine)
+        for unit in readers.UNITS:
+            pieces = readers.statements(block, engine=engine, unit=unit)
+            assert pieces and all(p in block and p == p.strip() for p in pieces), (engine, unit)
+        per_line = readers.statements(block, engine=engine)
+        assert per_line == [
+            "Paid the bill.",
+            "Call Ana tomorrow.",
+            "The plumber comes on",
+            "friday morning",
+            "buy milk",
+        ]
+        grouped = readers.statements(block, engine=engine, unit="markdown")
+        assert grouped[-2:] == ["The plumber comes on\nfriday morning", "buy milk"]
+
+
+def test_a_missing_library_gives_nothing_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(readers, "_importable", lambda module: False)
+    assert readers.missing("phones") == ("phonenumbers",)
+    assert not readers.available("amounts")
+    assert readers.phones("030 1234 5678", "DE") == []
+    assert readers.dates("tomorrow", dt.date(2025, 9, 10)) == []
+    assert readers.amounts("€12") == []
+    assert readers.statements("One. Two.") == []
+    assert readers.statements("One. Two.", engine="no-such-engine") == []
+
+
+@pytest.mark.parametrize("text", ODD)
+def test_odd_text_never_raises(text: str) -> None:
+    readers.phones(text, "DE")
+    readers.phones(text, "not-a-region")
+    readers.amounts(text)
+    for engine in ("pysbd", "sentencex"):
+        for unit in readers.UNITS:
+            readers.statements(text, engine=engine, unit=unit)
+    if readers.available("dates"):
+        readers.dates(text, dt.date(2025, 9, 10))
