@@ -101,21 +101,45 @@ def title_line(line: str) -> bool:
     return m is not None and len(re.findall(r"[^\W_]+", line[m.end() :])) <= TITLE_MAX_WORDS
 
 
+# a line that visibly goes on: it ends on a comma, a dash, an opening bracket or a word that
+# cannot end a sentence ("…because", "…with the")
+_OPEN_END = re.compile(
+    r"(?:[,;:(\[–—-]|\b(?:and|or|but|nor|the|a|an|to|of|with|for|in|on|at|from|by|because|that|which|"
+    r"who|whose|so|than|as|if|about|around|into|via|per|like|und|oder|aber|der|die|das|mit|y|o|pero|con|de|et|ou|mais|avec)\b)\s*$",
+    re.IGNORECASE,
+)
+# a line that visibly continues the one before: it opens on a conjunction, a relative word or a
+# preposition that cannot open a note ("to April 28.")
+_CONTINUES = re.compile(
+    r"^(?:and|or|but|nor|which|who|whose|because|than|so that|to|of|from|by|into|und|oder|aber|y|et)\b"
+)
+# a line this long that ends mid-sentence is prose wrapped at a fixed width, not a note a line
+WRAPPED_WIDTH = 60
+
+
 def line_groups(lines: list[str]) -> list[tuple[int, int]]:
-    """A paragraph's lines as groups of consecutive lines (0-based, inclusive): a new group starts
-    on a line that begins a sentence after a line that ended one, and on a line that opens with a
-    time of day (a log written an entry per line, often without full stops: "09:40 call w/ Sofia,
-    she does our books" / "21:00 futsal, lost 6-4"). Notes are often written a thought per line
-    without blank lines between ("Rent is 1,250 € a month." / "Tried the new ramen place."); each
-    such line is its own statement. Prose wrapped mid-sentence stays one group, and so does a
-    line continuing a sentence after a break."""
+    """A paragraph's lines as groups of consecutive lines (0-based, inclusive): each note line is a
+    statement of its own unless it visibly continues the one before. Notes are often written a
+    thought per line, without full stops or capitals ("mila swim moved to thursdays" / "bought
+    milk"; "Rent is 1,250 € a month." / "Tried the new ramen place."). A line continues the one
+    before when that one ends on a comma, a dash, an opening bracket or a word no sentence ends
+    on ("with", "because", "the"), when it opens on a conjunction ("and …", "which …"), when it
+    opens lower case after a line that ended a sentence ("e.g." / "etc."), or when the one before
+    is prose wrapped mid-sentence (:data:`WRAPPED_WIDTH` characters or more without a sentence
+    end). A line that opens with a time of day always starts an entry ("09:40 call w/ Sofia")."""
     groups: list[tuple[int, int]] = []
     start = 0
     for i in range(1, len(lines)):
-        line = lines[i].lstrip()
-        if _STARTS_WITH_TIME.match(line) or (
-            _ENDS_SENTENCE.search(lines[i - 1]) and _STARTS_SENTENCE.match(line)
-        ):
+        line, before = lines[i].lstrip(), lines[i - 1].rstrip()
+        if _STARTS_WITH_TIME.match(line):
+            new = True
+        elif _ENDS_SENTENCE.search(before):
+            new = bool(_STARTS_SENTENCE.match(line))
+        else:
+            new = not (
+                _OPEN_END.search(before) or _CONTINUES.match(line) or len(before.lstrip()) >= WRAPPED_WIDTH
+            )
+        if new:
             groups.append((start, i - 1))
             start = i
     if lines:

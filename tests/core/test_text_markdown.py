@@ -102,11 +102,24 @@ def test_a_line_opening_with_a_time_of_day_starts_a_group() -> None:
         "21:00 futsal at the pavilion, lost 6-4",
         "[21h15] drinks after",
         "9.40am bus was late",
-        "then walked home, about",  # continues the entry above
-        "1.25 km",  # a decimal is not a time: still the same entry
+        "then walked home, about",  # a note line of its own: nothing says it continues the last
+        "1.25 km",  # a decimal is not a time; the line before ends on "about": the same entry
         "12:30:45 backup finished",
     ]
-    assert line_groups(log) == [(0, 0), (1, 1), (2, 2), (3, 5), (6, 6)]
+    assert line_groups(log) == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 5), (6, 6)]
+
+
+def test_a_note_line_is_a_statement_unless_it_visibly_continues() -> None:
+    notes = [
+        "mila swim moved to thursdays 15:45",  # no full stop, no capital: still a statement
+        "bought milk",
+        "dentist on the 14th with",  # ends on a word no sentence ends on: goes on
+        "dr haller",
+        "budget is 4k",
+        "and the offsite stays in porto",  # opens on a conjunction: goes on
+        "new number 0152 2290 4471",
+    ]
+    assert line_groups(notes) == [(0, 0), (1, 1), (2, 3), (4, 5), (6, 6)]
 
 
 def test_nested_items_carry_their_parents() -> None:
