@@ -49,12 +49,12 @@ are returned (reported beside it: a long assistant message is often returned in 
 Baselines in the same run: **BM25 over whole messages** (bm25s, English stop words, Snowball
 stems; one document per message), filling the same budget with whole messages in rank order (a
 message that does not fit is skipped, the next tried); and for knowledge update and
-contradiction resolution **newest match**: the single newest message among those holding the
-most of the question's words (BM25's tokens: stop words left out, stems compared): a grep for the
-question whose latest matching message wins.
+contradiction resolution **newest matching line**: the message of the newest line of the
+transcript among those holding the most of the question's words (BM25's tokens: stop words left
+out, stems compared): a grep for the question whose latest matching line wins, one message.
 
 Printed: the table per ability (n, lifelong@2k, lifelong@5k, BM25@2k, BM25@5k) and overall, the
-knowledge-update / contradiction table with newest match, how full each budget was, search
+knowledge-update / contradiction table with the newest matching line, how full each budget was, search
 latency p50 / p95 (the whole tool call: query embedding, auto-sync check, search) and index time
 (estimated tokens per second). ``--json`` writes all of it and one row per question.
 """
@@ -489,8 +489,13 @@ class MessageBM25:
         corpus = [m.content for b in chat.batches for m in b.messages]
         self.retriever = bm25s.BM25()
         self.retriever.index(bm25s.tokenize(corpus, **self._tokenizing), show_progress=False)
-        words = bm25s.tokenize(corpus, return_ids=False, **self._tokenizing)
-        self.words = {mid: frozenset(ws) for mid, ws in zip(self.ids, words, strict=True)}
+        line_of = [
+            (f.message_by_line[n], f.lines()[n - 1])
+            for f in files.values()
+            for n in sorted(f.message_by_line)
+        ]
+        words = bm25s.tokenize([text for _, text in line_of], return_ids=False, **self._tokenizing)
+        self.line_words = [(mid, frozenset(ws)) for (mid, _), ws in zip(line_of, words, strict=True)]
 
     def query_words(self, query: str) -> frozenset[str]:
         return frozenset(self._bm25s.tokenize([query], return_ids=False, **self._tokenizing)[0])
@@ -517,12 +522,15 @@ def fill_budget(ranked: Sequence[int], cost: Mapping[int, int], budget: int) -> 
     return out
 
 
-def newest_match(query: frozenset[str], words: Mapping[int, frozenset[str]]) -> int | None:
-    """The newest message (highest id: ids run in chat order) among those holding the most of
-    the ``query`` words; None when none holds any."""
-    held = {mid: len(query & ws) for mid, ws in words.items()}
-    most = max(held.values(), default=0)
-    return max(mid for mid, n in held.items() if n == most) if most else None
+def newest_match(query: frozenset[str], line_words: Sequence[tuple[int, frozenset[str]]]) -> int | None:
+    """The message of the newest line (``line_words``: (message id, words) in transcript order)
+    among those holding the most of the ``query`` words; None when no line holds any."""
+    best, found = 0, None
+    for mid, words in line_words:
+        held = len(query & words)
+        if held and held >= best:
+            best, found = held, mid
+    return found
 
 
 def _written_messages(files: Mapping[str, ChatFile]) -> dict[int, str]:
@@ -648,7 +656,7 @@ def ask_chat(
                         "tokens": sum(bm25.cost[m] for m in picked),
                     }
                 if p.ability in UPDATE_ABILITIES:
-                    newest = newest_match(bm25.query_words(p.question), bm25.words)
+                    newest = newest_match(bm25.query_words(p.question), bm25.line_words)
                     row["newest_match"] = [] if newest is None else [newest]
                 rows.append(row)
     finally:
@@ -696,6 +704,8 @@ def aggregate(scored: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         for k in keys:
             vals = [m[k] for m in ms if k in m]
             out[name][k] = round(sum(vals) / len(vals), 4)
+            if len(vals) != len(ms):  # a part some questions lack (one updated_info is empty)
+                out[name][f"n:{k}"] = len(vals)
     return out
 
 
@@ -789,23 +799,24 @@ def report_text(results: Mapping[str, Any]) -> str:
     skipped = results["load"]["skipped_by_ability"]
     if skipped:
         lines.append("skipped (no evidence): " + ", ".join(f"{a} {n}" for a, n in sorted(skipped.items())))
-    lines += ["", "Knowledge update and contradiction resolution, with newest match:"]
+    lines += ["", "Knowledge update and contradiction resolution, with the newest matching line:"]
     sub = (
         f"{'ability: evidence':44s} {'n':>4s}  "
         + "  ".join(f"{'lifelong@' + k[b]:>11s}" for b in budgets)
         + "  "
         + "  ".join(f"{'BM25@' + k[b]:>9s}" for b in budgets)
-        + f"  {'newest match':>12s}"
+        + f"  {'newest line':>12s}"
     )
     lines.append(sub)
     for ability in UPDATE_ABILITIES:
         a = agg.get(ability)
         if not a:
             continue
-        parts = sorted({key.split(":", 1)[0] for key in a if ":" in key})
+        parts = sorted({key.split(":", 1)[0] for key in a if ":" in key and not key.startswith("n:")})
         for label, prefix in [("all evidence", "")] + [(p, f"{p}:") for p in parts]:
+            n = a.get(f"n:{prefix}lifelong@{budgets[0]}", a["n"])
             lines.append(
-                f"{ability + ': ' + label:44s} {a['n']:4d}  "
+                f"{ability + ': ' + label:44s} {n:4d}  "
                 + "  ".join(f"{a.get(f'{prefix}lifelong@{b}', float('nan')):11.3f}" for b in budgets)
                 + "  "
                 + "  ".join(f"{a.get(f'{prefix}bm25@{b}', float('nan')):9.3f}" for b in budgets)
@@ -941,9 +952,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument(
         "--reindex", action="store_true", help="Build each index from nothing (measures index time)."
     )
+    ap.add_argument(
+        "--show", default=None, metavar="JSON", help="Print the tables of a saved --json run (scored again)."
+    )
     ap.add_argument("--cache", default=None, help=f"Workspaces and indexes (default {CACHE / 'workspaces'}).")
     args = ap.parse_args(argv)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if args.show:
+        saved = json.loads(Path(args.show).read_text("utf-8"))
+        budgets = saved["config"]["budgets"]
+        saved.update(
+            aggregate=aggregate(score_rows(saved["rows"], budgets)), fill=fill(saved["rows"], budgets)
+        )
+        print(report_text(saved))
+        return saved
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)

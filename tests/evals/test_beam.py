@@ -137,8 +137,16 @@ def test_baselines_fill_the_budget_and_pick_the_newest_match(beam_data: Path) ->
     assert beam.fill_budget([1, 2, 3], {1: 5, 2: 20, 3: 4}, 10) == [1, 3]  # 2 does not fit: skipped
     picked = bm25.within_budget(ranked, 1000)
     assert sum(bm25.cost[m] for m in picked) <= 1000 and set(picked) >= {4, 6}
-    assert beam.newest_match(bm25.query_words("What is the pet insurance budget?"), bm25.words) == 6
-    assert beam.newest_match(frozenset({"zzz"}), bm25.words) is None
+    assert beam.newest_match(bm25.query_words("What is the pet insurance budget?"), bm25.line_words) == 6
+    assert beam.newest_match(bm25.query_words("insurance budget for my cat"), bm25.line_words) == 6
+    assert beam.newest_match(frozenset({"zzz"}), bm25.line_words) is None
+    lines = [
+        (1, frozenset({"a", "b"})),
+        (2, frozenset({"a"})),
+        (3, frozenset({"a", "b"})),
+        (4, frozenset({"b"})),
+    ]
+    assert beam.newest_match(frozenset({"a", "b"}), lines) == 3
 
 
 def test_a_bare_git_directory_is_extracted(beam_data: Path, tmp_path: Path) -> None:
@@ -173,4 +181,5 @@ def test_the_eval_runs_end_to_end_fts_only(beam_data: Path, tmp_path: Path, caps
     assert results["load"]["skipped_by_ability"] == {"abstention": 1}
     assert json.loads(out.read_text())["aggregate"] == agg
     printed = capsys.readouterr().out
-    assert "information_extraction" in printed and "newest match" in printed and "tokens/s" in printed
+    assert "information_extraction" in printed and "newest matching line" in printed and "tokens/s" in printed
+    assert beam.main(["--show", str(out)])["aggregate"] == agg
