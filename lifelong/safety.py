@@ -464,8 +464,15 @@ def _secret_table_cells(text: str) -> list[tuple[int, int]]:
     return out
 
 
+# markdown bold around a label ("- **Password Expiry**: every 90 days", "**Password**: …"): read
+# as spaces, so the label is the words and the value what follows the colon
+_EMPHASIS = re.compile(r"(?<![^\s(\[-])(?:\*\*|__)(?=\w)|(?<=\w)(?:\*\*|__)(?=[\s:=]|$)")
+
+
 def _masked(text: str) -> str:
-    """``text`` with earlier redactions blanked to a character no rule takes (same length)."""
+    """``text`` with earlier redactions blanked to a character no rule takes, and markdown bold
+    around words read as spaces (same length: offsets stay those of ``text``)."""
+    text = _EMPHASIS.sub(lambda m: " " * len(m.group(0)), text)
     return _REDACTION_MARK.sub(lambda m: "█" * len(m.group(0)), text)
 
 

@@ -203,3 +203,14 @@ def test_labelled_secrets_in_prose_are_redacted(line: str, secret: str) -> None:
 )
 def test_ordinary_lines_that_look_secret_are_left_alone(line: str) -> None:
     assert redact_secrets(line) == (line, 0)
+
+
+def test_a_bold_label_is_a_label_and_its_value_is_read_after_the_colon() -> None:
+    # seen on BEAM's chats: a heading in bold is no secret; a secret in bold markup still is one
+    for prose in (
+        "- **Password Expiry**: passwords expire every 90 days",
+        "**Password Reset**: Go to settings and click reset",
+        "- **Password Manager**: use Bitwarden",
+    ):
+        assert redact_secrets(prose) == (prose, 0)
+    assert redact_secrets("- **Password**: Tr0ub4dor&3") == ("- **Password**: [redacted password]", 1)
