@@ -1236,3 +1236,12 @@ def restates_with_new_value(older: str, newer: str) -> bool:
     """Whether ``newer`` (written later) replaces what ``older`` states (:func:`relate` finds an
     update). Used to lead with the newest statement and mark the older, never to hide one."""
     return relate(older, newer).kind == "update"
+
+
+def differing_values(older: str, newer: str) -> bool:
+    """Both lines state a value of one kind (money, time, phone, date, identifier…; a bare number
+    counts too), the newer a different one, and they name no different people: candidates for
+    "the newer one holds" that :func:`relate` could not call an update."""
+    a, b = typed_values(older), typed_values(newer)
+    shapes = {shape for shape, _ in a - b} & {shape for shape, _ in b - a}
+    return bool(shapes) and not _names_clash(older, newer)

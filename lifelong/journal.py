@@ -67,6 +67,11 @@ class Journal:
     def exists(self) -> bool:
         return self.entries_path.exists()
 
+    @property
+    def rolled_back(self) -> bool:
+        """Whether :func:`rollback` undid this run (it leaves a ``rolled_back`` mark)."""
+        return (self.dir / "rolled_back").exists()
+
     def remove(self, path: Path, *, action: str = "remove") -> None:
         """Delete ``path`` (inside the workspace), journaling its bytes so a rollback recreates it."""
         path = self.workspace.resolve(path)

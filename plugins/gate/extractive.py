@@ -181,6 +181,7 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
             continue
         stated = stated_date(line)  # before the markers that carry it are stripped
         body = strip_comments(_LIST_MARK.sub("", line)).strip().rstrip("…").strip()
+        body = _CLAIM_TRAILER.sub("", body)  # a wiki claim: the claim, not its bookkeeping
         if len(words(body)) < 2:
             continue
         stale = stale_hit or bool(_STALE_TEXT.search(body))
@@ -203,6 +204,9 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
     return units
 
 
+# what the wiki writes after a claim ("— unconfirmed, confidence 0.50 (claim.x); evidence: …"):
+# the note has 220 characters for what is known, and cites the page itself
+_CLAIM_TRAILER = re.compile(r"\s+—\s+[\w -]+, confidence \d(?:\.\d+)?\s*\([^)]*\); evidence: .*$")
 _DAILY_DATE = re.compile(r"memory/(?:[\w-]+/)*?(\d{4}-\d{2}-\d{2})[\w-]*\.md")
 _ON_DATE = re.compile(r"\bon:(\d{4}-\d{2}-\d{2})")
 

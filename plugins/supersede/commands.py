@@ -12,7 +12,7 @@ import click
 
 from lifelong.cli import emit_json, get_host
 from lifelong.contracts import WriteCandidate
-from lifelong.errors import InputError
+from lifelong.errors import InputError, LifelongError
 from lifelong.facts import extract
 from lifelong.journal import Journal
 from lifelong.safety import redact_secrets, strip_invisible
@@ -152,6 +152,10 @@ def contradictions_cmd(as_json: bool, limit: int) -> None:
     host = get_host()
     entries, bad = ledger.read_log(host.workspace)
     entries = entries[-limit:]
+    for e in entries:  # a write whose run was rolled back never stood: say so
+        run_id = (e.get("candidate") or {}).get("run_id")
+        if run_id:
+            e["rolled_back"] = rolled_back(host.workspace, run_id)
     if as_json:
         emit_json({"entries": entries, "unreadable_lines": bad})
         return
@@ -159,8 +163,10 @@ def contradictions_cmd(as_json: bool, limit: int) -> None:
         click.echo("no contradictions logged")
     for e in entries:
         cand = e.get("candidate") or {}
+        undone = rolled_back(host.workspace, cand.get("run_id"))
+        where = f"{cand.get('target')} (rolled back: run {cand['run_id']})" if undone else cand.get("target")
         click.echo(
-            f"{e.get('time', '?')}  {e.get('action', '?'):<9} {_short(cand.get('text', ''))!r} -> {cand.get('target')}"
+            f"{e.get('time', '?')}  {e.get('action', '?'):<9} {_short(cand.get('text', ''))!r} -> {where}"
         )
         for c in e.get("conflicts") or []:
             lines = f"#L{c.get('start_line')}" if c.get("start_line") else ""
@@ -169,6 +175,16 @@ def contradictions_cmd(as_json: bool, limit: int) -> None:
             click.echo(f"    {e['reason']}")
     if bad:
         click.echo(f"({bad} unreadable line(s) skipped)", err=True)
+
+
+def rolled_back(workspace: Any, run_id: str | None) -> bool:
+    """Whether the run that made a logged write was rolled back since."""
+    if not run_id:
+        return False
+    try:
+        return Journal(workspace, run_id).rolled_back
+    except LifelongError:  # a run id no journal could have
+        return False
 
 
 def history_rows(conn: Any, subject: str) -> list[dict[str, Any]]:
@@ -220,7 +236,14 @@ def history_cmd(subject: str, as_json: bool) -> None:
         )
         return
     if not rows:
-        click.echo(f"no facts about {subject!r} in the gate's history")
+        mode = host.ctx.config(PLUGIN).get("mode", "warn")
+        if mode != "supersede":
+            click.echo(
+                f"no facts about {subject!r}: the gate keeps a timeline only in mode supersede "
+                f"(this workspace: {mode}); `lifelong contradictions` lists what it warned about"
+            )
+        else:
+            click.echo(f"no facts about {subject!r} in the gate's history")
         return
 
     def day(ts: float | None) -> str:

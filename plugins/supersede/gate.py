@@ -404,6 +404,7 @@ class Gate:
                     "key": cand.key,
                     "citation": cand.citation,
                     "subject": cand.subject,
+                    "run_id": cand.run_id,
                     "event_time": ledger.iso(cand_time, self.tz),
                     "id": ledger.fact_id(cand.target, cand.text),
                 },

@@ -20,7 +20,7 @@ import secrets
 from typing import Any
 
 from lifelong.contracts import Candidate, FileChanges, SearchRequest
-from lifelong.facts import restates_with_new_value
+from lifelong.facts import differing_values, restates_with_new_value
 from lifelong.journal import Journal
 
 from . import ledger
@@ -55,6 +55,7 @@ def fact_ids(c: Candidate) -> list[str]:
 
 
 NEWEST_FIRST_POOL = 12  # how many of the best candidates are compared pair by pair
+RECENCY_BAND = 0.85  # a newer line this close in score to an older one with another value leads
 
 
 def newest_first(candidates: list[Candidate], pool: int = NEWEST_FIRST_POOL) -> None:
@@ -80,6 +81,20 @@ def newest_first(candidates: list[Candidate], pool: int = NEWEST_FIRST_POOL) -> 
             if newer.score <= older.score:
                 newer.score = older.score + 1e-6
                 newer.hybrid = max(newer.hybrid, older.hybrid)
+    # two lines nearly as relevant as each other, stating different values of one kind (a price,
+    # a time, a phone number) and naming nobody different: the newer first, unmarked (both may be
+    # true; if one replaced the other, the newer is the one that holds) — what a person reading
+    # their notes does first, the newest matching line
+    for older in sorted(best, key=lambda c: c.source_date or 0.0):
+        for newer in best:
+            if newer is older or (newer.source_date or 0.0) <= (older.source_date or 0.0):
+                continue
+            if newer.score > older.score or newer.score < RECENCY_BAND * older.score:
+                continue
+            if not differing_values(older.text, newer.text):
+                continue
+            newer.score = older.score + 1e-6
+            newer.hybrid = max(newer.hybrid, older.hybrid)
 
 
 def filter_candidates(ctx: Any, request: SearchRequest, candidates: list[Candidate]) -> None:

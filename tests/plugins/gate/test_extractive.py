@@ -262,3 +262,16 @@ def test_model_prompt_escapes_memory_and_flags_superseded_results() -> None:
         timezone="UTC",
     )
     assert "favourites, habits" in strict["content"] and "memory_search returned nothing" in strict["content"]
+
+
+def test_a_wiki_claim_is_quoted_without_its_bookkeeping() -> None:
+    # issue 43: the note spent 196 of its 220 characters on "— unconfirmed, confidence 0.50 …"
+    hit = {
+        "path": "wiki/entities/offsite.md",
+        "start_line": 5,
+        "score": 0.8,
+        "text": "- The offsite is in Porto — unconfirmed, confidence 0.50 (claim.3f2a9c1b); evidence: "
+        "`memory/2026-03-04.md#L4-L4`, `memory/2026-03-05.md#L2-L2`",
+    }
+    (unit,) = split_units(hit, 0, None)
+    assert unit.text == "The offsite is in Porto" and unit.date == "2026-03-05"

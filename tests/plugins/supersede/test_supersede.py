@@ -15,7 +15,7 @@ from lifelong_plugins.supersede.commands import history_rows, remember
 from lifelong import clock
 from lifelong.cli import cli
 from lifelong.contracts import RelatedFact, WriteCandidate
-from lifelong.journal import rollback
+from lifelong.journal import Journal, rollback
 
 UTC = dt.UTC
 
@@ -481,3 +481,42 @@ def test_current_search_puts_the_newest_statement_of_a_thing_first_and_marks_the
         "citation": "memory/2026-05-18.md#L3-L3",
         "date": "2026-05-18",
     }
+
+
+def test_history_in_warn_mode_says_why_it_has_no_timeline(tmp_path: Path) -> None:
+    # issue 43: "no facts" right after four logged decisions, without saying warn records none
+    root = tmp_path / "ws"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", str(root)]).exit_code == 0
+    for when, text in (
+        ("2026-05-01T10:00", "offsite budget is €4,000"),
+        ("2026-05-03T10:00", "offsite budget raised to €5,500"),
+    ):
+        out = runner.invoke(cli, ["--workspace", str(root), "remember", text, "--now", when])
+        assert out.exit_code == 0, out.output
+    out = runner.invoke(cli, ["--workspace", str(root), "history", "offsite budget"])
+    assert out.exit_code == 0 and "only in mode supersede (this workspace: warn)" in out.output
+
+
+def test_contradictions_marks_a_write_whose_run_was_rolled_back(sup_host) -> None:
+    # issue 43: contradictions listed rolled-back decisions, still "-> MEMORY.md", unmarked
+    host = sup_host(files={"MEMORY.md": "# MEMORY\n\n- The offsite is in Lisbon\n"}, mode="warn")
+    ws = host.workspace
+    with clock.pinned(at(3)):
+        host.call_tool("memory_index", {})
+        host.decide_write(
+            WriteCandidate(
+                "The offsite is in Porto", "MEMORY.md", "dreaming", written_on=at(3).date(), run_id="night-1"
+            ),
+            [],
+        )
+    journal = Journal(ws, "night-1", plugin="dreaming")
+    journal.write(ws.memory_file, ws.memory_file.read_text("utf-8") + "- The offsite is in Porto\n")
+    runner = CliRunner()
+    before = runner.invoke(cli, ["--workspace", str(ws.root), "contradictions"])
+    assert before.exit_code == 0 and "-> MEMORY.md\n" in before.output and "rolled back" not in before.output
+    rollback(ws, "night-1")
+    after = runner.invoke(cli, ["--workspace", str(ws.root), "contradictions"])
+    assert "-> MEMORY.md (rolled back: run night-1)" in after.output
+    data = json.loads(runner.invoke(cli, ["--workspace", str(ws.root), "contradictions", "--json"]).output)
+    assert data["entries"][-1]["rolled_back"] is True
