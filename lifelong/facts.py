@@ -984,7 +984,8 @@ def slot_values(text: str) -> frozenset[str]:
 _UPDATE_CUE = re.compile(
     r"\b(?:turns? out|actually|after all|called off|is off|are off|calls? off|retir(?:ed|es|ing)|sold|"
     r"removed|gone off|these days|pushed(?: back)?|bumped|reassigned|revised|rotated|upgraded|"
-    r"downgraded|swapped|got (?:a |an )?new|got the|not any ?more|got (?:new|rid)|"
+    r"downgraded|swapped|got (?:a |an )?new|got the|not any ?more|got (?:new|rid)|successor|goes up|"
+    r"ruhestand|übernimmt|übernommen|nachfolger(?:in)?|"
     r"verschoben|erh[öo]ht|getauscht|gewechselt|ge[äa]ndert|nicht mehr|seit|"
     r"aplazad[oa]|cambiad[oa]|sube|subi[óo]|baj[óo]|ya no|desde|"
     r"finalement|chang[ée]|reporté|part à la retraite|n'est plus|plus de|"
@@ -1096,6 +1097,8 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
 
 
 _WEAK_SHAPES = frozenset({"number"})
+# values that name one thing each: a new one with a change word and one shared word is an update
+_STRONG_SHAPES = frozenset({"phone", "ident", "money", "time", "weekday", "date"})
 _CUR = r"€|\$|£|eur|euros?|usd|chf|gbp|fr\.?"
 _LOCALE_MONEY = re.compile(
     rf"(?:(?P<cur>{_CUR})\s?(?P<num>\d[\d.,' ]*\d|\d)(?:[.,]–|[.,]-)?|(?P<num2>\d[\d.,' ]*\d|\d)\s?(?P<cur2>{_CUR}))(?!\w)",
@@ -1146,12 +1149,39 @@ def _coverage(older: str, newer: str, drop: frozenset[str] = frozenset()) -> tup
     b = content_tokens(_SLOT_NUMBER.sub(" ", newer)) - _NOT_ABOUT
     if a - _SLOT_WORDS - drop:
         a, b = a - _SLOT_WORDS - drop, b - _SLOT_WORDS - drop
-    shared = len(a & b)
+    # a word inside a compound counts ("Miete" in "Warmmiete", "Kita" in "Kita-Tür")
+    shared = sum(1 for x in a if x in b or (len(x) >= 4 and any(x in y for y in b if len(y) > len(x))))
     return shared / max(1, len(a)), shared, len(b)
+
+
+# where one note line holds several statements: two spaces, a spaced dash or bar, a semicolon,
+# brackets, an emoji ("gym dd went out £32 💸  milo swimming tues 5.15 - need goggles")
+_CLAUSE_BREAK = re.compile(r"\s{2,}|\s[-–—|]\s|[;()]|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B50]+\s*")
+MAX_CLAUSES = 4
+
+
+def clauses(text: str) -> list[str]:
+    """The statements one line holds (at most :data:`MAX_CLAUSES`, two words each at least)."""
+    parts = [" ".join(p.split()) for p in _CLAUSE_BREAK.split(text)]
+    return [p for p in parts if len(p.split()) >= 2][:MAX_CLAUSES]
 
 
 @lru_cache(maxsize=8192)
 def relate(older: str, newer: str) -> Relation:
+    """:func:`relate_statements` of the two lines, or of the clauses they hold when a line holds
+    several (:func:`clauses`): the strongest update between a clause of each, else the lines'."""
+    whole = relate_statements(older, newer)
+    a, b = clauses(older), clauses(newer)
+    if whole.kind == "update" or (len(a) < 2 and len(b) < 2):
+        return whole
+    best = max(
+        (relate_statements(x, y) for x in a or [older] for y in b or [newer]),
+        key=lambda r: (r.kind == "update", r.confidence),
+    )
+    return best if best.kind == "update" else whole
+
+
+def relate_statements(older: str, newer: str) -> Relation:
     """How ``newer`` (written later) bears on ``older``: the one comparison of two statements
     that dreaming, the supersede gate, current search and the gate's note share.
 
@@ -1174,10 +1204,10 @@ def relate(older: str, newer: str) -> Relation:
     if comparison.progression:
         return Relation("compatible", 0.7, "a later stage of the same plan")
     old_values, new_values = typed_values(older), typed_values(newer)
-    gone = {shape for shape, _ in old_values - new_values}
+    held = {shape for shape, _ in old_values}  # "15:30 statt 16:30": the old value may be restated
     came = {shape for shape, _ in new_values - old_values}
-    fresh = tuple(sorted((gone & came) - _WEAK_SHAPES))
-    weak = bool((gone & came) & _WEAK_SHAPES)
+    fresh = tuple(sorted((held & came) - _WEAK_SHAPES))
+    weak = bool((held & came) & _WEAK_SHAPES)
     cue = bool(CHANGE_CUE.search(newer) or _UPDATE_CUE.search(newer) or b.change)
     coverage, shared, _ = _coverage(older, newer)
     clash = _names_clash(older, newer)
@@ -1189,14 +1219,14 @@ def relate(older: str, newer: str) -> Relation:
         if not (cue and coverage >= 0.5):
             return Relation("compatible", 0.7, "names someone or something else")
     if fresh:
-        if cue and shared >= 1 and coverage >= 0.3:
+        if cue and shared >= 1 and (coverage >= 0.3 or set(fresh) & _STRONG_SHAPES):
             conf = 0.9 if (coverage >= 0.5 or comparison.certain) and not clash else 0.75
             return Relation("update", conf, f"new {'/'.join(fresh)} and a change word", fresh)
         if shared >= 1 and coverage >= 0.75:  # every word of the older line but its value
             return Relation("update", 0.7, f"same words, new {'/'.join(fresh)}", fresh)
     if old_values and old_values <= new_values and coverage >= 0.5 and not cue:
         return Relation("same", 0.8, "restates it")
-    if cue and not clash and shared >= 1 and coverage >= 0.4:
+    if cue and not clash and shared >= 1 and (coverage >= 0.4 or coverage >= 0.3 and _ENDED.search(newer)):
         if weak or not (new_values - old_values) or _ENDED.search(newer):
             return Relation("update", 0.6, "announces a change of it")
     if comparison.related and not comparison.conflicts:
