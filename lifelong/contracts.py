@@ -110,6 +110,8 @@ class Candidate:
     validity_end: float | None = None
     superseded_by: str | None = None
     extra: dict[str, JSON] = field(default_factory=dict)
+    # dated after now on the real clock (a plan); under a pinned clock such notes are not returned
+    upcoming: bool = False
 
     @property
     def key(self) -> str:

@@ -185,7 +185,9 @@ def search_cmd(
     as_json: bool,
     explain: bool,
 ) -> None:
-    """Search memory: hybrid BM25 + vector, decayed by age, de-duplicated by MMR."""
+    """Search memory: hybrid BM25 + vector, decayed by age, de-duplicated by MMR.
+
+    A note dated after today is shown as upcoming (under --now it is hidden)."""
     host = get_host()
     ctx = host.ctx
     req = service.make_request(
@@ -224,7 +226,9 @@ def search_cmd(
         click.echo("no results")
     for n, r in enumerate(rows, 1):
         click.echo(
-            f"{n}. [{r['score']:.3f}] {r['citation']}" + (f"  ({r['heading']})" if r["heading"] else "")
+            f"{n}. [{r['score']:.3f}] {r['citation']}"
+            + (f"  ({r['heading']})" if r["heading"] else "")
+            + ("  upcoming" if r.get("upcoming") else "")
         )
         for line in r["snippet"].splitlines():
             click.echo(f"     {line}")

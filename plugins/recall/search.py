@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from lifelong import clock
 from lifelong.contracts import Candidate, SearchRequest
 from lifelong.markdown import estimate_tokens, strip_comments
 from lifelong.privacy import corpus_predicate
@@ -96,15 +97,32 @@ def validity_sql(mode: str, at: float) -> tuple[str, list[Any]]:
     return "1", []
 
 
-def written_by_sql(now: float) -> tuple[str, list[Any]]:
+def hidden_after(now: dt.datetime) -> float | None:
+    """The instant after which dated notes are hidden: a pinned clock's (``--now``, a replay, an
+    eval: time travel, where a note dated after it is not written yet), None on the real clock,
+    where a note dated after today is a plan and is found (marked ``upcoming``)."""
+    return now.timestamp() if clock.is_pinned() else None
+
+
+def written_by_sql(now: float | None) -> tuple[str, list[Any]]:
     """Notes dated after ``now`` (a daily's name, a frontmatter date) do not exist yet: a search
-    with ``--now`` in the past sees the workspace as it was. Undated files (evergreen) always do."""
+    with ``--now`` in the past sees the workspace as it was. Undated files (evergreen) always do;
+    with ``now`` None (the real clock, :func:`hidden_after`) every note does."""
+    if now is None:
+        return "1", []
     return "(c.evergreen = 1 OR c.source_date IS NULL OR c.source_date <= ?)", [now]
 
 
 def dated_after(c: Candidate, now: float) -> bool:
     """The same rule for a candidate a plugin supplied (the concept index, the wiki)."""
     return not c.evergreen and c.source_date is not None and c.source_date > now
+
+
+def mark_upcoming(results: list[Candidate], now: dt.datetime) -> list[Candidate]:
+    """Mark the results dated after ``now`` (plans, found on the real clock) as ``upcoming``."""
+    for c in results:
+        c.upcoming = dated_after(c, now.timestamp())
+    return results
 
 
 USER_ROLES = frozenset({"user", "human", "me"})
@@ -823,7 +841,7 @@ class Searcher:
             # re-scoring plugins see these too (the supersede gate hides closed facts; task focus
             # leaves an answer of the concept index alone), and other corpora are merged as below
             answered = self._plugin_pass(req, [as_candidate(c) for c in pre], now)
-            results = select_answered(answered, req, self.config)
+            results = mark_upcoming(select_answered(answered, req, self.config), now)
             legs: dict[str, Any] = {"retrieval_pre": True}
             self._timed_record(req, results, now, legs)
             return SearchOutcome(req, results, (time.monotonic() - started) * 1000, legs, True)
@@ -831,7 +849,9 @@ class Searcher:
         candidates = self._hybrid_candidates(req, now, legs)
         if candidates is None:
             return SearchOutcome(req, [], (time.monotonic() - started) * 1000, legs)
-        results = select_results(self._plugin_pass(req, candidates, now), req, self.config)
+        results = mark_upcoming(
+            select_results(self._plugin_pass(req, candidates, now), req, self.config), now
+        )
         self._timed_record(req, results, now, legs)
         return SearchOutcome(req, results, (time.monotonic() - started) * 1000, legs)
 
@@ -848,14 +868,15 @@ class Searcher:
         self, req: SearchRequest, candidates: list[Candidate], now: dt.datetime
     ) -> list[Candidate]:
         """Re-scoring plugins (``retrieval_post``), other corpora (``corpus_supplement`` for wiki
-        and all), then nothing dated after ``now``."""
+        and all), then, under a pinned clock, nothing dated after ``now`` (:func:`hidden_after`)."""
         for post in self.ctx.hook("retrieval_post", ctx=self.ctx, request=req, candidates=candidates):
             if isinstance(post, list):
                 candidates = post
         if req.corpus in ("wiki", "all"):
             for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
                 candidates.extend(as_candidate(c) for c in extra)
-        return [c for c in candidates if not dated_after(c, now.timestamp())]
+        cutoff = hidden_after(now)
+        return [c for c in candidates if cutoff is None or not dated_after(c, cutoff)]
 
     def _hybrid_candidates(
         self, req: SearchRequest, now: dt.datetime, legs: dict[str, Any]
@@ -867,7 +888,7 @@ class Searcher:
         when = query_time(req.query, at, self.index.ws.timezone)  # the period the query names
         vwhere, vparams = validity_sql(req.mode, at.timestamp())
         cwhere, cparams = corpus_predicate(req.corpus, req.scope)
-        dwhere, dparams = written_by_sql(now.timestamp())
+        dwhere, dparams = written_by_sql(hidden_after(now))
         where, params = f"{vwhere} AND {cwhere} AND {dwhere}", [*vparams, *cparams, *dparams]
         # the candidate pools do not depend on max_results (up to candidate_pool), so the results
         # of a smaller k are the head of a larger k's; a chunk holds several units, so a pool of
@@ -995,6 +1016,8 @@ def result_json(
             else None
         ),
     }
+    if c.upcoming:  # dated after today: a plan (found on the real clock only)
+        out["upcoming"] = True
     if c.extra:  # what a plugin attached: a wiki hit's claim id and evidence, a concept match
         out["extra"] = c.extra
     if c.superseded_by or c.validity_end is not None:

@@ -232,7 +232,7 @@ def register_tools(register: Any) -> None:
         "memory_search",
         "Search the agent's long-term memory (markdown notes, MEMORY.md, and with corpus=all the wiki). "
         "Returns snippets with a 'Source: path#Lx-Ly' citation; use memory_get to read more lines. "
-        "Records what was looked up (recall events), which the nightly consolidation learns from.",
+        "A result dated after today is marked upcoming (a plan). Records what was looked up (recall events), which the nightly consolidation learns from.",
         SEARCH_PARAMETERS,
         memory_search,
         PLUGIN,
