@@ -112,6 +112,8 @@ class Candidate:
     extra: dict[str, JSON] = field(default_factory=dict)
     # dated after now on the real clock (a plan); under a pinned clock such notes are not returned
     upcoming: bool = False
+    # the source dates (epoch seconds, ascending) of near-duplicates folded into this result
+    also_dates: tuple[float, ...] = ()
 
     @property
     def key(self) -> str:

@@ -35,6 +35,7 @@ from .scoring import (
     centred_cosine,
     decay_factor,
     decode_terms,
+    fold_duplicates,
     fts_plan,
     fts_terms,
     hybrid_score,
@@ -389,9 +390,11 @@ def cap_per_corpus(ranked: list[Candidate], req: SearchRequest) -> list[Candidat
 
 
 def select_answered(candidates: list[Candidate], req: SearchRequest, cfg: dict[str, Any]) -> list[Candidate]:
-    """Pure: what a ``retrieval_pre`` answer returns: best first, ``min_score``, then the token
-    budget or the count."""
+    """Pure: what a ``retrieval_pre`` answer returns: best first, ``min_score``, near-duplicates
+    folded into the best of them (the same line on four days is one result listing the other
+    dates), then the token budget or the count."""
     ranked = [c for c in sorted(candidates, key=lambda c: c.score, reverse=True) if c.score >= req.min_score]
+    ranked = fold_duplicates(ranked, drop_above=cfg["mmr_duplicate_threshold"])
     if req.max_tokens is not None:
         return within_budget(ranked, req.max_tokens, cfg["snippet_chars"], query_terms(req.query))
     return ranked[: req.max_results]
@@ -1018,6 +1021,8 @@ def result_json(
     }
     if c.upcoming:  # dated after today: a plan (found on the real clock only)
         out["upcoming"] = True
+    if c.also_dates:  # the same line on other days, folded into this result
+        out["also_dates"] = [dt.datetime.fromtimestamp(d, tz).date().isoformat() for d in c.also_dates]
     if c.extra:  # what a plugin attached: a wiki hit's claim id and evidence, a concept match
         out["extra"] = c.extra
     if c.superseded_by or c.validity_end is not None:
