@@ -313,18 +313,18 @@ def mmr(
     pick it duplicates adds that day to the pick's ``also_dates`` (the same line written on four
     days is one result that lists the other three). Picks keep their original score.
 
-    Each candidate's highest similarity to the picks so far (and which pick that is) is kept up
-    to date as picks are added, so the cost is O(limit x candidates) over one precomputed
-    similarity matrix."""
+    Each candidate's highest similarity to the picks so far is kept up to date as picks are
+    added, so the cost is O(limit x candidates) over one precomputed similarity matrix (which
+    pick a dropped duplicate is closest to is looked up only when one is dropped)."""
     pool = sorted(candidates, key=lambda c: c.score, reverse=True)
     if not pool:
         return []
     sim = jaccard_matrix([token_set(c.text) for c in pool])
     scores = np.array([c.score for c in pool], dtype=np.float64)
     max_sim = np.zeros(len(pool), dtype=np.float64)
-    nearest = np.zeros(len(pool), dtype=np.intp)  # the pick (index into ``picked``) max_sim is to
     alive = np.ones(len(pool), dtype=bool)
     picked: list[Candidate] = []
+    picked_at: list[int] = []  # their indices in ``pool``
     penalties: list[float] = []
     also: list[set[float]] = []
     while alive.any() and len(picked) < limit:
@@ -332,19 +332,18 @@ def mmr(
         best = int(np.argmax(value))  # the first of equals, as the candidates are ordered
         alive[best] = False
         if picked and max_sim[best] >= drop_above:
-            owner = int(nearest[best])
+            owner = int(np.argmax(sim[best, picked_at]))  # the first of the most similar picks
             day = _other_day(pool[best], picked[owner])
             if day is not None:
                 also[owner].add(day)
             continue
-        closer = sim[best] > max_sim
-        nearest[closer] = len(picked)
         picked.append(pool[best])
+        picked_at.append(best)
         penalties.append(float(max_sim[best]))
         also.append(set())
         np.maximum(max_sim, sim[best], out=max_sim)
     return [
-        replace(c, mmr_penalty=p, also_dates=tuple(sorted(days)))
+        replace(c, mmr_penalty=p, also_dates=tuple(sorted(days)) if days else c.also_dates)
         for c, p, days in zip(picked, penalties, also, strict=True)
     ]
 
