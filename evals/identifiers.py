@@ -1,14 +1,17 @@
 """Exact identifiers found however they are typed: error codes, ticket ids, snake_case and dotted
 names, versions, hashes and paths.
 
-``python -m evals.identifiers [--embedding none|local] [--json FILE]``
+``python -m evals.identifiers [--embedding none|local] [--days N] [--json FILE]``
 
-Sixty identifiers, each written once in a note line among 40 days of ordinary work notes (which
+Sixty identifiers, each written once (``--days N``: on N days, a week apart, as a recurring error
+code is; from two days on the concept index knows it) in a note line among 40 days of ordinary
+work notes (which
 mention the identifiers' words in other senses: "the lock on the shed", "merge the branches"), are
 searched the way people type them: as written, in lower or upper case, with the separators changed
 or dropped into spaces ("ERR LOCK 77", "proj 1234", "v2 3 1"). Printed: hit@1 and hit@5 (the line
 holding the identifier first, or in the top five) for lifelong's ``memory_search`` and, in the same
-run, BM25 over the lines (``bm25s`` with its default tokenizer), the baseline a user would try.
+run, BM25 over the lines (``bm25s`` with its default tokenizer), the baseline a user would try;
+and the share of the queries the concept index answered.
 """
 
 from __future__ import annotations
@@ -116,17 +119,18 @@ def variants(ident: str, rng: random.Random) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def build(root: Path) -> dict[str, str]:
-    """Forty days of notes; identifier i on day i % 40. Returns identifier -> its daily (for a
-    reader of the workspace)."""
+def build(root: Path, days: int = 1) -> dict[str, str]:
+    """Forty days of notes; identifier i on day i % 40 (and, with ``days`` above 1, on the days
+    7, 14, ... after it, modulo 40). Returns identifier -> its first daily (for a reader of the
+    workspace)."""
     rng = random.Random(4)
     start = dt.date(2026, 5, 1)
     where: dict[str, str] = {}
     lines: dict[int, list[str]] = {d: [] for d in range(40)}
     for i, ident in enumerate(IDENTIFIERS):
-        day = i % 40
-        lines[day].append(f"- Looked into {ident} today; noted it for the retro.")
-        where[ident] = f"memory/{(start + dt.timedelta(days=day)).isoformat()}.md"
+        for k in range(days):
+            lines[(i + 7 * k) % 40].append(f"- Looked into {ident} today; noted it for the retro.")
+        where[ident] = f"memory/{(start + dt.timedelta(days=i % 40)).isoformat()}.md"
     for day, own in lines.items():
         date = start + dt.timedelta(days=day)
         body = own + [f"- {rng.choice(FILLER)}" for _ in range(4)]
@@ -140,6 +144,7 @@ def build(root: Path) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--embedding", default="none", choices=["none", "local"])
+    ap.add_argument("--days", type=int, default=1, choices=range(1, 6), help="days each identifier is on")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     import bm25s
@@ -149,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp) / "ws"
         init_workspace(root, timezone="UTC")
         (root / "lifelong.yaml").write_text(f"timezone: UTC\nembedding: {{provider: {args.embedding}}}\n")
-        build(root)
+        build(root, args.days)
         corpus = [
             (p.relative_to(root).as_posix(), line)
             for p in sorted((root / "memory").glob("*.md"))
@@ -179,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                         "identifier": ident,
                         "query": query,
                         "hit1": bool(hits[:1] and hits[0]),
+                        "concepts": bool(ours)
+                        and (ours[0].get("extra") or {}).get("answered_by") == "concepts",
                         "hit5": any(hits),
                         "bm25_hit1": bool(base[:1] and base[0]),
                         "bm25_hit5": any(base),
@@ -186,11 +193,15 @@ def main(argv: list[str] | None = None) -> int:
                 )
         host.close()
     n = len(rows)
-    figures = {k: sum(r[k] for r in rows) / n for k in ("hit1", "hit5", "bm25_hit1", "bm25_hit5")}
+    figures = {k: sum(r[k] for r in rows) / n for k in ("hit1", "hit5", "bm25_hit1", "bm25_hit5", "concepts")}
     print(
-        f"{len(IDENTIFIERS)} identifiers, {n} queries (as written, lower, upper, spaced, other separators):"
+        f"{len(IDENTIFIERS)} identifiers on {args.days} day(s) each, {n} queries"
+        " (as written, lower, upper, spaced, other separators):"
     )
-    print(f"  lifelong ({args.embedding})  hit@1 {figures['hit1']:.3f}  hit@5 {figures['hit5']:.3f}")
+    print(
+        f"  lifelong ({args.embedding})  hit@1 {figures['hit1']:.3f}  hit@5 {figures['hit5']:.3f}"
+        f"  (answered by the concept index: {figures['concepts']:.3f})"
+    )
     print(f"  BM25 over lines (bm25s)  hit@1 {figures['bm25_hit1']:.3f}  hit@5 {figures['bm25_hit5']:.3f}")
     for r in rows:
         if not r["hit1"]:

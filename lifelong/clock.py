@@ -2,7 +2,9 @@
 
 Every job takes an explicit ``now``; when it does not, it asks :func:`now`, which honours a
 process-wide override (the CLI's ``--now``) and otherwise the real clock (so freezegun works).
-Nothing here is evaluated at import time.
+:func:`is_pinned` tells the two apart: a pinned clock is time travel (replay, an eval, ``--now``
+in the past), where what is dated after it does not exist yet; on the real clock a note dated
+after today is a plan. Nothing here is evaluated at import time.
 """
 
 from __future__ import annotations
@@ -53,6 +55,12 @@ def now(tz: dt.tzinfo | None = None) -> dt.datetime:
     """The current time, timezone-aware. Converted to ``tz`` when given."""
     current = _override if _override is not None else dt.datetime.now(dt.UTC)
     return current.astimezone(tz) if tz is not None else current
+
+
+def is_pinned() -> bool:
+    """Whether the clock is pinned (``--now``, :func:`set_now`, :func:`pinned`) rather than real.
+    freezegun freezes the real clock: under it this stays False."""
+    return _override is not None
 
 
 def set_now(value: dt.datetime | None) -> None:

@@ -110,6 +110,10 @@ class Candidate:
     validity_end: float | None = None
     superseded_by: str | None = None
     extra: dict[str, JSON] = field(default_factory=dict)
+    # dated after now on the real clock (a plan); under a pinned clock such notes are not returned
+    upcoming: bool = False
+    # the source dates (epoch seconds, ascending) of near-duplicates folded into this result
+    also_dates: tuple[float, ...] = ()
 
     @property
     def key(self) -> str:

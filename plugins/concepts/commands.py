@@ -59,6 +59,7 @@ def explain_cmd(query: str, as_json: bool) -> None:
         "threshold": threshold,
         "background": lookup.detail.get("background", []),
         "coverage": lookup.detail.get("coverage"),
+        "exact": lookup.detail.get("exact"),
         "answered": lookup.answered,
         "reason": lookup.reason,
         "results": [c.citation for c in lookup.candidates],
@@ -71,9 +72,10 @@ def explain_cmd(query: str, as_json: bool) -> None:
         if lookup.answered
         else f"falls through to hybrid search ({lookup.reason})"
     )
-    click.echo(
-        f"concepts: {', '.join(lookup.concepts) or 'none'}; confidence {lookup.confidence:.2f} (threshold {threshold}): {path}"
-    )
+    named = ", ".join(lookup.concepts) or "none"
+    if data["exact"]:
+        named += " (the whole query: a known identifier or name)"
+    click.echo(f"concepts: {named}; confidence {lookup.confidence:.2f} (threshold {threshold}): {path}")
     if data["background"]:
         click.echo(f"  too common to count (background): {', '.join(data['background'])}")
     for c in lookup.candidates:

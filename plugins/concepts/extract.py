@@ -119,6 +119,37 @@ def _singular(word: str) -> str:
     return word
 
 
+def compact_key(text: str) -> str:
+    """``text`` folded, with every space and separator removed: one identifier or name however
+    its case and separators are typed (``ERR_LOCK_77``, ``err-lock-77`` and ``ERR LOCK 77`` are
+    all ``errlock77``)."""
+    return re.sub(r"[\W_]+", "", fold(text))
+
+
+def exact_forms(query: str) -> set[str]:
+    """The compact keys ``query`` has if the whole of it is one concept: its words normalised
+    one by one (``Backups`` as ``backup``), and as one token (``sales tax`` as ``sales_tax``,
+    whose key is singular at its end only). Empty for a long query (no key is eight words)."""
+    parts = [p for p in re.split(r"[\W_]+", fold(query)) if p]
+    if not parts or len(parts) > 8:
+        return set()
+    forms = {compact_key(normalise_concept(query)), compact_key(normalise_concept("_".join(parts)))}
+    return {f for f in forms if len(f) >= 3}
+
+
+_IDENTIFIER_SHAPE = re.compile(r"\d|\w[_.-]\w|[A-Z].*[A-Z]")
+
+
+def identifies(key: str, display: str, kind: str) -> bool:
+    """Whether a concept is an identifier or a name, which a query may be exactly: a name phrase
+    or a wiki page, a heading of two words or more, or a term written as an identifier (a
+    digit, a separator inside, two capitals: ``ERR_LOCK_77``, ``TW-418``, ``QMD``,
+    ``NullPointerException``). A plain word ("router", "Glacier") is none."""
+    if kind in ("name", "wiki") or (kind == "heading" and " " in key):
+        return True
+    return bool(_IDENTIFIER_SHAPE.search(display))
+
+
 @dataclass(frozen=True)
 class Term:
     key: str  # normalised

@@ -33,7 +33,10 @@ from lifelong.workspace import split_frontmatter
 
 from .extract import (
     Term,
+    compact_key,
     concept_terms,
+    exact_forms,
+    identifies,
     importance,
     keys_named,
     name_phrases,
@@ -292,15 +295,39 @@ class ConceptIndex:
             if should_prune(since, value):
                 continue
             title = wiki[key][0] if key in wiki else display
-            admitted.append((key, title, script, kind, freq, days, doc_freq, last_day.isoformat(), value))
+            admitted.append(
+                (
+                    key,
+                    title,
+                    script,
+                    kind,
+                    freq,
+                    days,
+                    doc_freq,
+                    last_day.isoformat(),
+                    value,
+                    compact_key(key),
+                )
+            )
         seen = {a[0] for a in admitted}
         for key in sorted(set(wiki) - seen):  # a wiki page names a concept even before notes do
             admitted.append(
-                (key, wiki[key][0], script_of(wiki[key][0]), "wiki", 0, 0, 0, today.isoformat(), 0.4)
+                (
+                    key,
+                    wiki[key][0],
+                    script_of(wiki[key][0]),
+                    "wiki",
+                    0,
+                    0,
+                    0,
+                    today.isoformat(),
+                    0.4,
+                    compact_key(key),
+                )
             )
         self.conn.executemany(
-            "INSERT OR REPLACE INTO concepts(key, display, script, kind, frequency, days, doc_freq, last_seen, importance)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO concepts(key, display, script, kind, frequency, days, doc_freq, last_seen,"
+            " importance, compact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             admitted,
         )
 
@@ -359,6 +386,9 @@ class ConceptIndex:
 
     # looking up -------------------------------------------------------------------------------
     def lookup(self, request: SearchRequest) -> Lookup:
+        exact = self.exact(request)
+        if exact is not None:
+            return exact
         terms = concept_terms(request.query)
         candidates_keys = query_keys(request.query, terms)
         if not candidates_keys:
@@ -431,6 +461,41 @@ class ConceptIndex:
         return Lookup(
             names, confidence, candidates, "" if candidates else "no current chunk names them", detail
         )
+
+    def exact(self, request: SearchRequest) -> Lookup | None:
+        """A query that is exactly one known identifier or name (:func:`identifies`), however its
+        case and separators are typed ("ERR LOCK 77" for ``ERR_LOCK_77``), is answered from the
+        lines naming it with confidence 1: the rarity rules (``min_idf``, the threshold) are
+        for telling how much of a longer query its concepts carry, and would send a bare
+        identifier written on many of a small workspace's days to the hybrid search. A concept
+        above ``max_doc_freq`` is left to the usual rule. None when the query is no such concept."""
+        forms = exact_forms(request.query)
+        if not forms:
+            return None
+        rows = [
+            r
+            for r in self.conn.execute(
+                "SELECT key, display, doc_freq, days, kind FROM concepts"
+                " WHERE compact IN (SELECT value FROM json_each(?)) ORDER BY doc_freq DESC, key",
+                [json.dumps(sorted(forms))],
+            )
+            if identifies(r[0], r[1], r[4])
+        ]
+        if not rows or max(r[2] for r in rows) > int(self.config["max_doc_freq"]):
+            return None
+        total = max(2, self._total_chunks())
+        idf = {key: math.log(total / max(1, df)) / math.log(total) for key, _, df, _, _ in rows}
+        names = sorted(r[1] for r in rows)
+        detail: dict[str, object] = {
+            "exact": ", ".join(r[1] for r in rows),
+            "coverage": 1.0,
+            "total": total,
+            "found": {
+                key: {"doc_freq": df, "days": days, "idf": round(idf[key], 4)} for key, _, df, days, _ in rows
+            },
+        }
+        candidates = self._candidates(request, idf)
+        return Lookup(names, 1.0, candidates, "" if candidates else "no current chunk names them", detail)
 
     def _candidates(self, request: SearchRequest, idf: dict[str, float]) -> list[Candidate]:
         """The lines naming the concepts, best first. The chunks naming most of them (IDF-weighted)

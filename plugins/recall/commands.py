@@ -185,7 +185,10 @@ def search_cmd(
     as_json: bool,
     explain: bool,
 ) -> None:
-    """Search memory: hybrid BM25 + vector, decayed by age, de-duplicated by MMR."""
+    """Search memory: hybrid BM25 + vector, decayed by age, de-duplicated by MMR.
+
+    A note dated after today is shown as upcoming (under --now it is hidden); the same line on
+    several days is one result with the other days listed ("also: ...")."""
     host = get_host()
     ctx = host.ctx
     req = service.make_request(
@@ -224,10 +227,14 @@ def search_cmd(
         click.echo("no results")
     for n, r in enumerate(rows, 1):
         click.echo(
-            f"{n}. [{r['score']:.3f}] {r['citation']}" + (f"  ({r['heading']})" if r["heading"] else "")
+            f"{n}. [{r['score']:.3f}] {r['citation']}"
+            + (f"  ({r['heading']})" if r["heading"] else "")
+            + ("  upcoming" if r.get("upcoming") else "")
         )
         for line in r["snippet"].splitlines():
             click.echo(f"     {line}")
+        if r.get("also_dates"):
+            click.echo(f"     also: {short_dates(r['also_dates'])}")
         if explain:
             e = r["explain"]
 
@@ -257,6 +264,15 @@ def search_cmd(
             )
             if "embedded_query" in legs:
                 click.echo(f"query embedded as: {legs['embedded_query']}  (speaker_pronoun)")
+
+
+def short_dates(days: list[str]) -> str:
+    """ISO dates as a short list: the year only where it changes ("2026-07-01, 07-03")."""
+    out, year = [], None
+    for day in days:
+        out.append(day if day[:4] != year else day[5:])
+        year = day[:4]
+    return ", ".join(out)
 
 
 @click.command("get")

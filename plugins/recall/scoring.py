@@ -309,10 +309,13 @@ def mmr(
     """Maximal marginal relevance over token-set Jaccard similarity: repeatedly pick the
     candidate maximising lam*score - (1-lam)*max_similarity_to_picked. Near-duplicates of an
     already picked candidate sink, and those at or above ``drop_above`` similarity are dropped
-    (an overlapping chunk or a copied paragraph). Picks keep their original score.
+    (an overlapping chunk or a copied paragraph): a dropped one dated on another day than the
+    pick it duplicates adds that day to the pick's ``also_dates`` (the same line written on four
+    days is one result that lists the other three). Picks keep their original score.
 
     Each candidate's highest similarity to the picks so far is kept up to date as picks are
-    added, so the cost is O(limit x candidates) over one precomputed similarity matrix."""
+    added, so the cost is O(limit x candidates) over one precomputed similarity matrix (which
+    pick a dropped duplicate is closest to is looked up only when one is dropped)."""
     pool = sorted(candidates, key=lambda c: c.score, reverse=True)
     if not pool:
         return []
@@ -321,14 +324,63 @@ def mmr(
     max_sim = np.zeros(len(pool), dtype=np.float64)
     alive = np.ones(len(pool), dtype=bool)
     picked: list[Candidate] = []
+    picked_at: list[int] = []  # their indices in ``pool``
     penalties: list[float] = []
+    also: list[set[float]] = []
     while alive.any() and len(picked) < limit:
         value = np.where(alive, lam * scores - (1 - lam) * max_sim, -np.inf)
         best = int(np.argmax(value))  # the first of equals, as the candidates are ordered
         alive[best] = False
         if picked and max_sim[best] >= drop_above:
+            owner = int(np.argmax(sim[best, picked_at]))  # the first of the most similar picks
+            day = _other_day(pool[best], picked[owner])
+            if day is not None:
+                also[owner].add(day)
             continue
         picked.append(pool[best])
+        picked_at.append(best)
         penalties.append(float(max_sim[best]))
+        also.append(set())
         np.maximum(max_sim, sim[best], out=max_sim)
-    return [replace(c, mmr_penalty=p) for c, p in zip(picked, penalties, strict=True)]
+    return [
+        replace(c, mmr_penalty=p, also_dates=tuple(sorted(days)) if days else c.also_dates)
+        for c, p, days in zip(picked, penalties, also, strict=True)
+    ]
+
+
+def fold_duplicates(ranked: Sequence[Candidate], *, drop_above: float = 0.85) -> list[Candidate]:
+    """``ranked`` (best first) without the candidates at or above ``drop_above`` token-set
+    Jaccard similarity to a better one, each folded into the one it is most similar to: its day,
+    when another, joins that one's ``also_dates`` (what :func:`mmr` does to the duplicates it
+    drops, for a list that is not re-ranked: an answer of the concept index). The candidates
+    kept are returned as given, or copied with their new ``also_dates``."""
+    if len(ranked) < 2:
+        return list(ranked)
+    sim = jaccard_matrix([token_set(c.text) for c in ranked])
+    kept: list[int] = []
+    also: dict[int, set[float]] = {}
+    for i, c in enumerate(ranked):
+        if kept:
+            nearest = max(kept, key=lambda k: sim[i, k])
+            if sim[i, nearest] >= drop_above:
+                day = _other_day(c, ranked[nearest])
+                if day is not None:
+                    also.setdefault(nearest, set()).add(day)
+                continue
+        kept.append(i)
+    return [
+        replace(ranked[k], also_dates=tuple(sorted(set(ranked[k].also_dates) | also[k])))
+        if k in also
+        else ranked[k]
+        for k in kept
+    ]
+
+
+def _other_day(duplicate: Candidate, pick: Candidate) -> float | None:
+    """The source date of ``duplicate`` when it is dated on another day than ``pick`` (an
+    undated or evergreen text has none; an overlapping chunk of the same note has the same)."""
+    if duplicate.evergreen or duplicate.source_date is None:
+        return None
+    if pick.source_date is not None and not pick.evergreen and duplicate.source_date == pick.source_date:
+        return None
+    return duplicate.source_date

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from lifelong import clock
 from lifelong.contracts import Candidate, SearchRequest
 from lifelong.markdown import estimate_tokens, strip_comments
 from lifelong.privacy import corpus_predicate
@@ -34,6 +35,7 @@ from .scoring import (
     centred_cosine,
     decay_factor,
     decode_terms,
+    fold_duplicates,
     fts_plan,
     fts_terms,
     hybrid_score,
@@ -96,15 +98,32 @@ def validity_sql(mode: str, at: float) -> tuple[str, list[Any]]:
     return "1", []
 
 
-def written_by_sql(now: float) -> tuple[str, list[Any]]:
+def hidden_after(now: dt.datetime) -> float | None:
+    """The instant after which dated notes are hidden: a pinned clock's (``--now``, a replay, an
+    eval: time travel, where a note dated after it is not written yet), None on the real clock,
+    where a note dated after today is a plan and is found (marked ``upcoming``)."""
+    return now.timestamp() if clock.is_pinned() else None
+
+
+def written_by_sql(now: float | None) -> tuple[str, list[Any]]:
     """Notes dated after ``now`` (a daily's name, a frontmatter date) do not exist yet: a search
-    with ``--now`` in the past sees the workspace as it was. Undated files (evergreen) always do."""
+    with ``--now`` in the past sees the workspace as it was. Undated files (evergreen) always do;
+    with ``now`` None (the real clock, :func:`hidden_after`) every note does."""
+    if now is None:
+        return "1", []
     return "(c.evergreen = 1 OR c.source_date IS NULL OR c.source_date <= ?)", [now]
 
 
 def dated_after(c: Candidate, now: float) -> bool:
     """The same rule for a candidate a plugin supplied (the concept index, the wiki)."""
     return not c.evergreen and c.source_date is not None and c.source_date > now
+
+
+def mark_upcoming(results: list[Candidate], now: dt.datetime) -> list[Candidate]:
+    """Mark the results dated after ``now`` (plans, found on the real clock) as ``upcoming``."""
+    for c in results:
+        c.upcoming = dated_after(c, now.timestamp())
+    return results
 
 
 USER_ROLES = frozenset({"user", "human", "me"})
@@ -371,9 +390,11 @@ def cap_per_corpus(ranked: list[Candidate], req: SearchRequest) -> list[Candidat
 
 
 def select_answered(candidates: list[Candidate], req: SearchRequest, cfg: dict[str, Any]) -> list[Candidate]:
-    """Pure: what a ``retrieval_pre`` answer returns: best first, ``min_score``, then the token
-    budget or the count."""
+    """Pure: what a ``retrieval_pre`` answer returns: best first, ``min_score``, near-duplicates
+    folded into the best of them (the same line on four days is one result listing the other
+    dates), then the token budget or the count."""
     ranked = [c for c in sorted(candidates, key=lambda c: c.score, reverse=True) if c.score >= req.min_score]
+    ranked = fold_duplicates(ranked, drop_above=cfg["mmr_duplicate_threshold"])
     if req.max_tokens is not None:
         return within_budget(ranked, req.max_tokens, cfg["snippet_chars"], query_terms(req.query))
     return ranked[: req.max_results]
@@ -823,7 +844,7 @@ class Searcher:
             # re-scoring plugins see these too (the supersede gate hides closed facts; task focus
             # leaves an answer of the concept index alone), and other corpora are merged as below
             answered = self._plugin_pass(req, [as_candidate(c) for c in pre], now)
-            results = select_answered(answered, req, self.config)
+            results = mark_upcoming(select_answered(answered, req, self.config), now)
             legs: dict[str, Any] = {"retrieval_pre": True}
             self._timed_record(req, results, now, legs)
             return SearchOutcome(req, results, (time.monotonic() - started) * 1000, legs, True)
@@ -831,7 +852,9 @@ class Searcher:
         candidates = self._hybrid_candidates(req, now, legs)
         if candidates is None:
             return SearchOutcome(req, [], (time.monotonic() - started) * 1000, legs)
-        results = select_results(self._plugin_pass(req, candidates, now), req, self.config)
+        results = mark_upcoming(
+            select_results(self._plugin_pass(req, candidates, now), req, self.config), now
+        )
         self._timed_record(req, results, now, legs)
         return SearchOutcome(req, results, (time.monotonic() - started) * 1000, legs)
 
@@ -848,14 +871,15 @@ class Searcher:
         self, req: SearchRequest, candidates: list[Candidate], now: dt.datetime
     ) -> list[Candidate]:
         """Re-scoring plugins (``retrieval_post``), other corpora (``corpus_supplement`` for wiki
-        and all), then nothing dated after ``now``."""
+        and all), then, under a pinned clock, nothing dated after ``now`` (:func:`hidden_after`)."""
         for post in self.ctx.hook("retrieval_post", ctx=self.ctx, request=req, candidates=candidates):
             if isinstance(post, list):
                 candidates = post
         if req.corpus in ("wiki", "all"):
             for extra in self.ctx.hook("corpus_supplement", ctx=self.ctx, request=req):
                 candidates.extend(as_candidate(c) for c in extra)
-        return [c for c in candidates if not dated_after(c, now.timestamp())]
+        cutoff = hidden_after(now)
+        return [c for c in candidates if cutoff is None or not dated_after(c, cutoff)]
 
     def _hybrid_candidates(
         self, req: SearchRequest, now: dt.datetime, legs: dict[str, Any]
@@ -867,7 +891,7 @@ class Searcher:
         when = query_time(req.query, at, self.index.ws.timezone)  # the period the query names
         vwhere, vparams = validity_sql(req.mode, at.timestamp())
         cwhere, cparams = corpus_predicate(req.corpus, req.scope)
-        dwhere, dparams = written_by_sql(now.timestamp())
+        dwhere, dparams = written_by_sql(hidden_after(now))
         where, params = f"{vwhere} AND {cwhere} AND {dwhere}", [*vparams, *cparams, *dparams]
         # the candidate pools do not depend on max_results (up to candidate_pool), so the results
         # of a smaller k are the head of a larger k's; a chunk holds several units, so a pool of
@@ -995,6 +1019,10 @@ def result_json(
             else None
         ),
     }
+    if c.upcoming:  # dated after today: a plan (found on the real clock only)
+        out["upcoming"] = True
+    if c.also_dates:  # the same line on other days, folded into this result
+        out["also_dates"] = [dt.datetime.fromtimestamp(d, tz).date().isoformat() for d in c.also_dates]
     if c.extra:  # what a plugin attached: a wiki hit's claim id and evidence, a concept match
         out["extra"] = c.extra
     if c.superseded_by or c.validity_end is not None:

@@ -232,7 +232,8 @@ def register_tools(register: Any) -> None:
         "memory_search",
         "Search the agent's long-term memory (markdown notes, MEMORY.md, and with corpus=all the wiki). "
         "Returns snippets with a 'Source: path#Lx-Ly' citation; use memory_get to read more lines. "
-        "Records what was looked up (recall events), which the nightly consolidation learns from.",
+        "A result dated after today is marked upcoming (a plan); also_dates lists the other days the "
+        "same line was written on. Records what was looked up (recall events), which the nightly consolidation learns from.",
         SEARCH_PARAMETERS,
         memory_search,
         PLUGIN,

@@ -60,6 +60,19 @@ def test_clock_override_and_freezegun() -> None:
     assert clock.parse_instant("2026-03-04", clock.zone("Europe/Berlin")).utcoffset() == dt.timedelta(hours=1)
 
 
+def test_the_clock_says_whether_it_is_pinned_or_real() -> None:
+    assert not clock.is_pinned()
+    with freeze_time("2030-01-01 12:00:00"):  # freezegun freezes the real clock: not pinned
+        assert not clock.is_pinned()
+    with clock.pinned(dt.datetime(2026, 3, 4, 9, tzinfo=dt.UTC)):
+        assert clock.is_pinned()
+    assert not clock.is_pinned()
+    clock.set_now(dt.datetime(2026, 3, 4, 9, tzinfo=dt.UTC))  # what --now does
+    assert clock.is_pinned()
+    clock.set_now(None)
+    assert not clock.is_pinned()
+
+
 def test_journal_rollback_is_exact(make_workspace) -> None:
     ws = make_workspace({"MEMORY.md": "# Mine\r\nexact bytes  \n"})
     before = (ws.root / "MEMORY.md").read_bytes()

@@ -42,8 +42,23 @@ def test_corpus_all_caps_each_corpus_at_half_then_backfills() -> None:
 
 
 def test_a_token_budget_returns_what_fits() -> None:
-    pool = [cand(i, 0.9 - i * 0.01, words=" ".join(["word"] * 40)) for i in range(10)]
+    # forty words each, a different forty per note (identical notes would be folded into one)
+    pool = [cand(i, 0.9 - i * 0.01, words=" ".join([f"word{i}"] * 40)) for i in range(10)]
     got = select_answered(pool, SearchRequest("q", max_results=6, max_tokens=120), CFG)
     assert 1 <= len(got) < 10 and [c.chunk_id for c in got] == list(range(len(got)))
     assert select_answered(pool, SearchRequest("q", max_results=3, min_score=0.85), CFG) == pool[:3]
     assert len(select_answered(pool, SearchRequest("q", max_results=9, min_score=0.85), CFG)) == 6
+
+
+def test_an_answer_folds_the_same_line_on_other_days_into_its_best_copy() -> None:
+    day = 86400.0
+    line = "Worked on safe-cron-merge.sh: the QMD router retries on ERR_LOCK_77."
+    pool = [
+        Candidate(1, "memory/a.md", 3, 3, line, source_date=30 * day, score=0.9),
+        Candidate(2, "memory/b.md", 3, 3, "Fixed the garden gate.", source_date=31 * day, score=0.8),
+        Candidate(3, "memory/c.md", 3, 3, line, source_date=28 * day, score=0.7),
+        Candidate(4, "memory/d.md", 3, 3, line, source_date=25 * day, score=0.6),
+    ]
+    got = select_answered(pool, SearchRequest("ERR_LOCK_77", max_results=6), CFG)
+    assert [c.chunk_id for c in got] == [1, 2]
+    assert got[0].also_dates == (25 * day, 28 * day) and got[1] is pool[1]
