@@ -1275,3 +1275,20 @@ def differing_values(older: str, newer: str) -> bool:
     a, b = typed_values(older), typed_values(newer)
     shapes = {shape for shape, _ in a - b} & {shape for shape, _ in b - a}
     return bool(shapes) and not _names_clash(older, newer)
+
+
+def states(line: str, claim: str) -> bool:
+    """Whether ``line`` states ``claim`` (the wiki counts a cited line as evidence only then):
+    it gives none of the claim's values another value (:func:`relate`), it holds a value of the
+    claim when both hold values of one kind, and it repeats half the claim's words (a third when a
+    value is shared), names aside."""
+    if relate(claim, line).kind == "update" or relate(line, claim).kind == "update":
+        return False
+    a, b = typed_values(claim), typed_values(line)
+    shared_value = bool(a & b)
+    kinds = {shape for shape, _ in a} & {shape for shape, _ in b}
+    if kinds and not shared_value:
+        return False
+    names = _names(claim, line) | _names(line, claim)  # two lines naming the same people can
+    coverage, shared, _ = _coverage(claim, line, names)  # state different things about them
+    return shared >= 1 and coverage >= (1 / 3 if shared_value else 0.5)

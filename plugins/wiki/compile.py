@@ -35,6 +35,7 @@ from .vault import Claim, Evidence, Page, PageFile, normalise_key, render_page, 
 
 FALLBACK_SUBJECT = Subject("concept.durable-memory", "concept", "Durable memory")
 INDEX_REGION = "wiki-index"
+NOT_STATED = "cited line does not state the claim"  # lint reports it; it adds no confidence
 INDEX_HEADER = "# Wiki\n\nDurable beliefs, one page per subject, each claim with evidence pointers.\n"
 
 
@@ -114,12 +115,12 @@ def cited_line(
     there = by_location.get((path, start, end)) or next(
         (d for d in bullets if d.start <= start and end <= d.end), None
     )
-    if there is not None and want & content_tokens(there.text):
+    if there is not None and want & content_tokens(there.text) and facts.states(there.text, item.text):
         return there
     best, score = None, 0.5
     for d in bullets:
         s = jaccard(want, content_tokens(d.text))
-        if s >= score:
+        if s >= score and facts.states(d.text, item.text):
             best, score = d, s
     return best
 
@@ -145,16 +146,17 @@ def build_seeds(
             if cited is not None:
                 note = f"daily note cited by MEMORY.md item key:{item.key}"
                 ev[(cited.path, cited.start, cited.end)] = _evidence(cited, cfg.daily_weight, note)
-            else:  # cited lines that are gone: kept as evidence so lint reports them
+            else:  # cited lines that are gone or do not state the item: kept, weightless, for lint
                 loc = f"{path}#L{start}-L{end}"
                 day = path.split("/")[-1][:10]
+                there = by_location.get((path, start, end))
                 ev[(path, start, end)] = Evidence(
                     loc,
                     path,
                     f"L{start}-L{end}",
                     "",
-                    cfg.daily_weight,
-                    "cited daily lines not found",
+                    0.0 if there is not None else cfg.daily_weight,
+                    NOT_STATED if there is not None else "cited daily lines not found",
                     day if parse_day(day) else None,
                 )
         if item.key:

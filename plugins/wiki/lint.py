@@ -31,6 +31,7 @@ from lifelong import facts
 from lifelong.markdown import parse_blocks
 from lifelong.text import content_tokens, jaccard
 
+from .compile import NOT_STATED
 from .confidence import ConfidenceRule, confidence, freshness, newest_date, parse_day
 from .sources import lines_sha256
 from .vault import Claim, PageFile, normalise_key, slug
@@ -44,6 +45,7 @@ CODES = (
     "stale-page",
     "stale-claim",
     "evidence-file-missing",
+    "evidence-not-stating",
     "drift",
     "confidence-below-threshold",
 )
@@ -141,6 +143,16 @@ SourceReader = Callable[[str], list[str] | None]
 def check_evidence(page: PageFile, claim: Claim, read: SourceReader) -> list[Finding]:
     out = []
     for e in claim.evidence:
+        if e.note == NOT_STATED:
+            out.append(
+                Finding(
+                    "evidence-not-stating",
+                    page.path,
+                    claim.id,
+                    f"`{e.path}#{e.lines}` is cited for the claim but does not state it (not counted)",
+                )
+            )
+            continue
         lines = read(e.path)
         if lines is None:
             out.append(Finding("evidence-file-missing", page.path, claim.id, f"`{e.path}` no longer exists"))

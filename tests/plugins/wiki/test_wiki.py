@@ -640,3 +640,25 @@ def test_a_line_only_about_a_secret_is_no_claim() -> None:
     assert screened("wifi network is Raman-5G, password HX7-pelican-22") == (
         "wifi network is Raman-5G, password [redacted password]"
     )
+
+
+def test_a_cited_line_that_does_not_state_the_claim_is_no_evidence(tmp_path: Path) -> None:
+    # issue 41: dreaming joined two lines sharing names; the wiki took the citation unchecked
+    memory = (
+        "# MEMORY\n\n- Tidewater Labs' Lisbon office opens in May. "
+        "<!-- key:abcdef123456 src:memory/2026-03-10.md#L3-L3,memory/2026-03-11.md#L3-L3 on:2026-03-12 -->\n"
+    )
+    root = make_ws(
+        tmp_path,
+        {
+            "2026-03-10": "- Tidewater Labs' Lisbon office opens in May.\n",
+            "2026-03-11": "- Tidewater Labs' Lisbon rent is €9,000 a month.\n",
+        },
+        memory=memory,
+    )
+    compile_json(root)
+    pages = "\n".join(p.read_text() for p in (root / "wiki").rglob("*.md"))
+    lint = json.loads(cli_run(root, "wiki", "lint", "--json"))
+    flagged = [f for f in lint["findings"] if f["code"] == "evidence-not-stating"]
+    assert [f["message"].split("`")[1] for f in flagged][:1] == ["memory/2026-03-11.md#L3-L3"]
+    assert "memory/2026-03-10.md#L3-L3" in pages
