@@ -8,7 +8,8 @@ Codes (each a row in ``wiki/reports/lint.md`` with the page and the claim):
   code spans and fences are not links)
 - ``claim-conflict``: one claim id with different texts on two pages, or two active claims about
   the same subject and attribute with different values (:func:`lifelong.facts.compare`), also
-  listed in ``wiki/reports/contradictions.md`` with both evidence pointers
+  listed in ``wiki/reports/contradictions.md`` with both evidence pointers; a claim below the
+  confidence threshold (one source, or old) is compared too, and such a conflict is "contested"
 - ``claim-missing-evidence``: a claim without evidence
 - ``stale-page`` / ``stale-claim``: newest evidence ≥ ``stale_days`` old (a page whose
   ``updated_at`` is missing or not a date is ``stale-page`` too, with the reason)
@@ -207,6 +208,7 @@ def lint_pages(
                 add(Finding("duplicate-id", p.path, "", f"id `{pid}` is also used by {others}"))
     claim_texts: dict[str, dict[str, str]] = {}
     active: list[tuple[str, Claim]] = []
+    weak: list[tuple[str, Claim]] = []  # active or rule claims below the threshold now
     for p in pages:
         if p.error:
             add(Finding("missing-source-ids", p.path, "", f"page frontmatter unreadable: {p.error}"))
@@ -260,9 +262,10 @@ def lint_pages(
                     )
                 elif len({e.path for e in c.evidence}) <= 1:
                     result.single_source.append((p.path, c))
+                weak.append((p.path, c))  # compared too: two one-source claims can disagree
             elif c.status == "active":
                 active.append((p.path, c))
-    result.contradictions.extend(find_contradictions(active))
+    result.contradictions.extend(find_contradictions(active + weak, weak={c.id for _, c in weak}))
     for cid, where in sorted(claim_texts.items()):
         if len(where) > 1 and len(set(where.values())) > 1:
             for path in sorted(where):
@@ -292,8 +295,12 @@ def _statement(c: Claim) -> facts.Statement:
     return facts.extract(c.text, now=dt.datetime(day.year, day.month, day.day) if day else None)
 
 
-def find_contradictions(active: list[tuple[str, Claim]], *, bucket_cap: int = 50) -> list[Contradiction]:
-    """Pairs of active claims about the same subject and attribute with different values
+def find_contradictions(
+    active: list[tuple[str, Claim]], *, bucket_cap: int = 50, weak: set[str] | frozenset[str] = frozenset()
+) -> list[Contradiction]:
+    """Pairs of claims (active ones, and those of ``weak``: below the threshold, often one source
+    each; such a pair is **contested**, neither side settled) about the same subject and attribute
+    with different values
     (:func:`lifelong.facts.compare`): every pair on one page, and pairs across pages that share a
     subject stem (a stem shared by more than ``bucket_cap`` claims is too common to name a
     subject, and is not used to pair them)."""
@@ -319,7 +326,10 @@ def find_contradictions(active: list[tuple[str, Claim]], *, bucket_cap: int = 50
             continue
         comparison = facts.compare(sa, sb)
         if comparison.conflicting:
-            out.append(Contradiction(pa, ca, cb, comparison.reason, pb if pb != pa else ""))
+            reason = comparison.reason
+            if ca.id in weak or cb.id in weak:
+                reason = f"contested (below the confidence threshold: one source each, or old): {reason}"
+            out.append(Contradiction(pa, ca, cb, reason, pb if pb != pa else ""))
     return out
 
 

@@ -662,3 +662,18 @@ def test_a_cited_line_that_does_not_state_the_claim_is_no_evidence(tmp_path: Pat
     flagged = [f for f in lint["findings"] if f["code"] == "evidence-not-stating"]
     assert [f["message"].split("`")[1] for f in flagged][:1] == ["memory/2026-03-11.md#L3-L3"]
     assert "memory/2026-03-10.md#L3-L3" in pages
+
+
+def test_two_one_source_claims_that_disagree_are_linted_contested(tmp_path: Path) -> None:
+    # issue 41: lint compared only active claims, so a conflict with one source a side never showed
+    root = make_ws(
+        tmp_path,
+        {
+            "2026-03-10": "## Offsite\n- Acme Robotics offsite budget is €4,000.\n",
+            "2026-03-12": "## Offsite\n- Acme Robotics offsite budget is €5,500.\n",
+        },
+    )
+    compile_json(root)
+    lint = json.loads(cli_run(root, "wiki", "lint", "--json"))
+    conflicts = [f for f in lint["findings"] if f["code"] == "claim-conflict"]
+    assert conflicts and "contested" in conflicts[0]["message"]
