@@ -194,7 +194,14 @@ def schedule_cmd() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the promotions of each night as JSON.")
 def replay_cmd(script: Path, as_json: bool) -> None:
     """Replay SCRIPT (YAML: first_day, last_day, hours, searches by date): each day's searches
-    through memory_search, a dream each night at 03:00. See docs/dreaming.md."""
+    through memory_search, a dream each night at 03:00, then MEMORY.md as it is on disk. See
+    docs/dreaming.md."""
     from .replay import load_script, replay_script
 
-    replay_script(get_host(), load_script(script), echo=None if as_json else say, as_json=as_json)
+    replay_script(
+        get_host(),
+        load_script(script),
+        echo=None if as_json else say,
+        as_json=as_json,
+        show_file=click.echo,  # the user's own file, shown to the user: not screened like a report
+    )
