@@ -448,12 +448,18 @@ class Host:
         """The tools a model may be offered (services registered with ``agent=False`` left out)."""
         return [t for t in self.tools.values() if t.agent]
 
+    def unknown_tool(self, name: str) -> JSONObject:
+        """The error for a tool a model may not call: none by that name, or a service. It names
+        exactly the tools a model is offered (``agent_tools``; MCP lists the same)."""
+        offered = ", ".join(sorted(t.name for t in self.agent_tools())) or "none"
+        return {"error": f"unknown tool {name!r}; available: {offered}"}
+
     def call_tool(self, name: str, arguments: dict[str, Any]) -> JSONObject:
         """Run an agent tool. Arguments are checked against the tool's JSON Schema; bad
         arguments and failures come back as ``{"error": ...}``, never as exceptions."""
         tool = self.tools.get(name)
         if tool is None:
-            return {"error": f"unknown tool {name!r}; available: {', '.join(sorted(self.tools)) or 'none'}"}
+            return self.unknown_tool(name)
         if not isinstance(arguments, dict):
             return {"error": f"{name}: arguments must be an object, got {type(arguments).__name__}"}
         allowed = set(tool.parameters.get("properties", {}))

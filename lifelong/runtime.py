@@ -94,7 +94,7 @@ class Memory:
         """Run a tool the model called (a suite-internal service is refused as unknown)."""
         tool = self.host.tools.get(name)
         if tool is not None and not tool.agent:
-            return {"error": f"unknown tool {name!r}"}
+            return self.host.unknown_tool(name)
         return self.host.call_tool(name, dict(arguments))
 
     def before_compaction(self, session: Session, messages: list[Message]) -> FlushResult:

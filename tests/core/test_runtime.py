@@ -106,5 +106,9 @@ def test_services_are_never_offered_to_a_model(memory) -> None:
         agent=False,
     )
     assert "recall_service" not in {t["function"]["name"] for t in memory.tools()}
-    assert memory.call_tool("recall_service", {}) == {"error": "unknown tool 'recall_service'"}
+    refused = memory.call_tool("recall_service", {})["error"]
+    assert refused.startswith("unknown tool 'recall_service'; available: ")
+    assert refused.split("available: ")[1].split(", ") == sorted(
+        t["function"]["name"] for t in memory.tools()
+    )
     assert host.ctx.call_tool("recall_service") == {"ok": 1}
