@@ -105,9 +105,8 @@ def search_cmd(query: str, max_results: int, as_json: bool) -> None:
     if not hits:
         click.echo("no claims found")
     for n, h in enumerate(hits, 1):
-        state = "active" if h["active"] else h["status"] if h["status"] != "active" else "unconfirmed"
         click.echo(f"{n}. [{h['score']:.3f}] {h['text']}")
-        click.echo(f"     {h['claim_id']} on {h['page']} ({state}, confidence {h['confidence']:.2f})")
+        click.echo(f"     {h['claim_id']} on {h['page']} ({h['status']}, confidence {h['confidence']:.2f})")
         click.echo(f"     evidence: {', '.join(h['evidence'])}")
 
 
@@ -130,9 +129,8 @@ def get_cmd(lookup: str, as_json: bool) -> None:
         if page["aliases"]:
             click.echo(f"  aliases: {', '.join(page['aliases'])}")
     for c in claims:
-        state = "active" if c["active"] else "not active"
         click.echo(
-            f"- {c['text']}  [{c['id']}; {state}, confidence now {c['confidence_now']:.2f}; {c['freshness']}]"
+            f"- {c['text']}  [{c['id']}; {c['status']}, confidence now {c['confidence_now']:.2f}; {c['freshness']}]"
         )
         for e in c["evidence"]:
             click.echo(
