@@ -53,6 +53,7 @@ class Memory:
         ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         self.host = host if host is not None else Host(ws)
         self.workspace = ws
+        self.host.tools  # noqa: B018 - registered now, so the first reply's gate deadline never pays their imports
 
     # the session ------------------------------------------------------------------------------
     def session_start(self, session: Session, *, budget_chars: int = BOOTSTRAP_CHARS) -> str:
