@@ -1,22 +1,26 @@
 """The ``lifelong`` command line. Core commands live here; plugins add theirs through the
-``register_commands`` hook. Errors users can act on print one line on stderr and exit 1."""
+``register_commands`` hook. Errors users can act on print one line on stderr and exit 1.
+
+Every CLI call is a new process, so this module and the command modules plugins register import
+only what listing commands needs (click, the plugin manifests); a command imports its work when
+it runs (``tests/core/test_cold_start.py`` checks it, ``python -m evals.cli_cold_start`` times it)."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from . import __version__, clock
-from .contracts import StatusReport
 from .errors import LifelongError
-from .host import Host
 from .workspace import Workspace, init_workspace, resolve_root
+
+if TYPE_CHECKING:
+    from .host import Host
 
 JSON_SCHEMA_VERSION = 1
 
@@ -34,6 +38,8 @@ class CliState:
 
     def host(self) -> Host:
         if self._host is None:
+            from .host import Host
+
             ws = self.workspace()
             if self.now_option:
                 clock.set_now(clock.parse_instant(self.now_option, ws.timezone))
@@ -171,9 +177,12 @@ def init(directory: str, as_json: bool) -> None:
 def status_data(host: Host) -> dict[str, Any]:
     """What ``lifelong status`` shows: the workspace, plugin health, each plugin's report
     (hook ``status_report``), warnings and the next steps."""
+    from .contracts import StatusReport
+
     ws = host.workspace
     assert ws is not None
     emb = ws.config.get("embedding", {})
+    host.tools  # noqa: B018 - registered now (they register on first use), so a plugin failing to shows as a fault
     reports = [r for r in host.call("status_report", ctx=host.ctx) if isinstance(r, StatusReport)]
     faults_by_plugin: dict[str, int] = {}
     for fault in host.faults:
@@ -249,6 +258,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
     """List plugins: id, enabled, hooks."""
+    from .host import Host
+
     state = ctx.find_object(CliState)
     try:
         host = state.host()
@@ -323,6 +334,8 @@ def mcp_cmd(ctx: click.Context, workspace: str | None) -> None:
 
 
 def _register_plugin_commands(group: click.Group) -> None:
+    from .host import Host
+
     try:
         host = Host(None)
     except LifelongError as exc:  # a broken third-party plugin must not hide the built-in commands
@@ -337,7 +350,9 @@ COMMANDS_GROUP = "lifelong.commands"
 def _register_extra_commands(group: click.Group) -> None:
     """Commands installed as entry points of group ``lifelong.commands`` (the eval harness's
     ``lifelong eval``): a click command each, added under its entry-point name."""
-    for ep in importlib.metadata.entry_points(group=COMMANDS_GROUP):
+    from .host import installed_entry_points
+
+    for ep in installed_entry_points().select(group=COMMANDS_GROUP):
         if ep.name in group.commands:
             continue
         try:

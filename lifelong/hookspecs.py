@@ -55,18 +55,20 @@ __all__ = ["GateResult", "WriteDecision", "hookimpl", "hookspec"]
 @hookspec
 def register_commands(cli: click.Group) -> None:
     """Add click subcommands to the ``lifelong`` group ``cli``. Called once when the CLI is
-    built, before any workspace is known: commands resolve their host at run time."""
+    built, before any workspace is known: commands resolve their host at run time. Every CLI
+    call lists the commands, so the module adding them imports its work inside each command."""
 
 
 @hookspec
 def register_tools(register: ToolRegistrar) -> None:
-    """Register agent tools through ``register`` (see :class:`lifelong.contracts.ToolRegistrar`)."""
+    """Register agent tools through ``register`` (see :class:`lifelong.contracts.ToolRegistrar`).
+    Called when the host's tools are first used (not when it starts)."""
 
 
 @hookspec
 def register_migrations(register: Callable[[Migrations], None]) -> None:
     """Register a ``sqlite_utils.migrations.Migrations`` set with ``register(migrations)``.
-    The host applies every set when it opens the index."""
+    Called, and every set applied, when the host first opens the index."""
 
 
 @hookspec(firstresult=True)

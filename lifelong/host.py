@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import functools
 import importlib
 import importlib.metadata
 import logging
@@ -25,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 import yaml
@@ -46,8 +47,10 @@ from .contracts import (
 )
 from .errors import ConfigError, InputError, PluginError
 from .schema import apply_defaults, describe_error, validate
-from .store import Store
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .store import Store
 
 log = logging.getLogger("lifelong.host")
 
@@ -59,10 +62,18 @@ HOOK_NAMES: tuple[str, ...] = tuple(
 )
 
 
+@functools.lru_cache(maxsize=1)
+def installed_entry_points() -> importlib.metadata.EntryPoints:
+    """Every installed entry point, read once per process: each read scans the metadata of every
+    installed distribution (20-50 ms), and a CLI call needs the plugins' twice and the extra
+    commands' once."""
+    return importlib.metadata.entry_points()
+
+
 def plugin_entry_points() -> list[importlib.metadata.EntryPoint]:
     """The installed plugins: entry points of group ``lifelong`` (the built-in ones are this
     distribution's own, declared in its pyproject.toml)."""
-    return sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+    return sorted(installed_entry_points().select(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
 
 
 def is_builtin(ep: importlib.metadata.EntryPoint) -> bool:
@@ -134,15 +145,20 @@ class Tool:
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # checked manifests by (plugin.yaml path, mtime, size): a CLI call builds a host for its command
 # list and another for the workspace, and each would parse and check every manifest again
-_checked_manifests: dict[tuple[str, int, int, str | None], dict[str, Any]] = {}
+_checked_manifests: dict[tuple[str, int, int, str | None, bool], dict[str, Any]] = {}
 
 
-def load_manifest(module: ModuleType, expected_id: str | None = None) -> dict[str, Any]:
-    """Read and check a plugin's manifest; PluginError names the plugin and the problem."""
+def load_manifest(
+    module: ModuleType, expected_id: str | None = None, *, check_schema: bool = True
+) -> dict[str, Any]:
+    """Read and check a plugin's manifest; PluginError names the plugin and the problem.
+    ``check_schema=False`` skips checking ``config_schema`` against the JSON Schema meta-schema:
+    the host does so for the built-in plugins, whose schemas the test suite checks (jsonschema
+    costs every CLI call ~0.1 s to import)."""
     label = expected_id or module.__name__
     manifest = getattr(module, "PLUGIN_MANIFEST", None)
     if manifest is not None:
-        return _check_manifest(manifest, label, expected_id)
+        return _check_manifest(manifest, label, expected_id, check_schema=check_schema)
     path = Path(module.__file__ or "").parent / "plugin.yaml"
     try:
         st = path.stat()
@@ -150,17 +166,19 @@ def load_manifest(module: ModuleType, expected_id: str | None = None) -> dict[st
         raise PluginError(
             f"plugin {label!r}: no plugin.yaml beside {module.__name__}; refusing to load"
         ) from None
-    key = (str(path), st.st_mtime_ns, st.st_size, expected_id)
+    key = (str(path), st.st_mtime_ns, st.st_size, expected_id, check_schema)
     if key not in _checked_manifests:
         try:
             manifest = yaml.load(path.read_text("utf-8"), Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
         except yaml.YAMLError as exc:
             raise PluginError(f"plugin {label!r}: plugin.yaml is not valid YAML ({exc})") from exc
-        _checked_manifests[key] = _check_manifest(manifest, label, expected_id)
+        _checked_manifests[key] = _check_manifest(manifest, label, expected_id, check_schema=check_schema)
     return copy.deepcopy(_checked_manifests[key])
 
 
-def _check_manifest(manifest: Any, label: str, expected_id: str | None) -> dict[str, Any]:
+def _check_manifest(
+    manifest: Any, label: str, expected_id: str | None, *, check_schema: bool = True
+) -> dict[str, Any]:
     if not isinstance(manifest, dict) or not manifest.get("id"):
         raise PluginError(f"plugin {label!r}: manifest needs an 'id'")
     pid = manifest["id"]
@@ -173,14 +191,15 @@ def _check_manifest(manifest: Any, label: str, expected_id: str | None) -> dict[
         raise PluginError(
             f"plugin {pid!r}: config_schema must be a JSON Schema of type object with properties"
         )
-    try:
-        import jsonschema
+    if check_schema:
+        try:
+            import jsonschema
 
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except Exception as exc:
-        raise PluginError(
-            f"plugin {pid!r}: config_schema is not a valid JSON Schema ({str(exc).splitlines()[0]})"
-        ) from exc
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except Exception as exc:
+            raise PluginError(
+                f"plugin {pid!r}: config_schema is not a valid JSON Schema ({str(exc).splitlines()[0]})"
+            ) from exc
     for key, prop in schema.get("properties", {}).items():
         if isinstance(prop, dict) and "default" not in prop and key != "enabled":
             raise PluginError(f"plugin {pid!r}: config_schema property {key!r} has no default")
@@ -269,8 +288,8 @@ class Host:
         self.pm.add_hookspecs(hookspecs)
         self.plugins: dict[str, PluginRecord] = {}
         self.faults: list[dict[str, Any]] = []
-        self.tools: dict[str, Tool] = {}
-        self.migrations: list[Any] = []
+        self._tools: dict[str, Tool] | None = None  # registered on first use (see ``tools``)
+        self._migrations: list[Any] | None = None  # registered when the store is first opened
         self._store: Store | None = None
         self._embedder: Embedder | None = None
         self._embedder_made = False
@@ -302,8 +321,6 @@ class Host:
             raise PluginError(f"plugin {name!r}: {exc}") from exc
         if builtins is None and entry_points:
             self.check_config()  # every installed plugin is loaded: a plugins: key naming none is a typo
-        self.call("register_tools", register=self._register_tool)
-        self.call("register_migrations", register=self.migrations.append)
         if self.model_configured():
             llm.warm_up()  # litellm's import is paid in the background, not by the first call's deadline
 
@@ -321,7 +338,7 @@ class Host:
     def add_plugin(
         self, module: ModuleType, *, source: str = "explicit", expected_id: str | None = None
     ) -> None:
-        manifest = load_manifest(module, expected_id)
+        manifest = load_manifest(module, expected_id, check_schema=source != "builtin")
         pid = manifest["id"]
         if pid in self.plugins:
             raise PluginError(f"plugin {pid!r} is registered twice")
@@ -430,6 +447,25 @@ class Host:
             log.warning("[%s] %s", plugin, message)
 
     # tools ----------------------------------------------------------------------------------
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """Every registered tool by name. The ``register_tools`` hook runs on first use, so a
+        host built only to list commands or plugins never imports what the tools run on."""
+        with self._lock:
+            if self._tools is None:
+                self._tools = {}
+                self.call("register_tools", register=self._register_tool)
+            return self._tools
+
+    @property
+    def migrations(self) -> list[Any]:
+        """Every plugin's migration set (hook ``register_migrations``, run on first use)."""
+        with self._lock:
+            if self._migrations is None:
+                self._migrations = []
+                self.call("register_migrations", register=self._migrations.append)
+            return self._migrations
+
     def _register_tool(
         self,
         name: str,
@@ -448,12 +484,18 @@ class Host:
         """The tools a model may be offered (services registered with ``agent=False`` left out)."""
         return [t for t in self.tools.values() if t.agent]
 
+    def unknown_tool(self, name: str) -> JSONObject:
+        """The error for a tool a model may not call: none by that name, or a service. It names
+        exactly the tools a model is offered (``agent_tools``; MCP lists the same)."""
+        offered = ", ".join(sorted(t.name for t in self.agent_tools())) or "none"
+        return {"error": f"unknown tool {name!r}; available: {offered}"}
+
     def call_tool(self, name: str, arguments: dict[str, Any]) -> JSONObject:
         """Run an agent tool. Arguments are checked against the tool's JSON Schema; bad
         arguments and failures come back as ``{"error": ...}``, never as exceptions."""
         tool = self.tools.get(name)
         if tool is None:
-            return {"error": f"unknown tool {name!r}; available: {', '.join(sorted(self.tools)) or 'none'}"}
+            return self.unknown_tool(name)
         if not isinstance(arguments, dict):
             return {"error": f"{name}: arguments must be an object, got {type(arguments).__name__}"}
         allowed = set(tool.parameters.get("properties", {}))
@@ -479,6 +521,8 @@ class Host:
             if self._store is None:
                 if self.workspace is None:
                     raise PluginError("the index needs a workspace")
+                from .store import Store
+
                 self.workspace.ensure_state()
                 store = Store(self.workspace.index_path)
                 store.migrate(self.migrations)

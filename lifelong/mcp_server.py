@@ -82,7 +82,7 @@ def build_server(host: Host) -> Any:
         tool = host.tools.get(params.name)
         internal = sorted(set(arguments) & tool.internal_parameters()) if tool else []
         if tool is not None and not tool.agent:
-            result: dict[str, Any] = {"error": f"unknown tool {params.name!r}"}
+            result: dict[str, Any] = host.unknown_tool(params.name)
         elif internal:
             result = {"error": f"{params.name}: unknown argument(s) {', '.join(internal)}"}
         else:

@@ -26,6 +26,7 @@ from .host import Host
 from .journal import Journal
 from .privacy import gate_scope, is_private_text
 from .safety import redact_secrets, strip_invisible
+from .text import is_small_talk
 from .workspace import Workspace, append_text
 
 BOOTSTRAP_CHARS = 12_000  # what session_start returns at most (MEMORY.md first, then the dailies)
@@ -52,6 +53,7 @@ class Memory:
         ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         self.host = host if host is not None else Host(ws)
         self.workspace = ws
+        self.host.tools  # noqa: B018 - registered now, so the first reply's gate deadline never pays their imports
 
     # the session ------------------------------------------------------------------------------
     def session_start(self, session: Session, *, budget_chars: int = BOOTSTRAP_CHARS) -> str:
@@ -94,7 +96,7 @@ class Memory:
         """Run a tool the model called (a suite-internal service is refused as unknown)."""
         tool = self.host.tools.get(name)
         if tool is not None and not tool.agent:
-            return {"error": f"unknown tool {name!r}"}
+            return self.host.unknown_tool(name)
         return self.host.call_tool(name, dict(arguments))
 
     def before_compaction(self, session: Session, messages: list[Message]) -> FlushResult:
@@ -106,10 +108,12 @@ class Memory:
     def session_end(self, session: Session, *, model: str | None = None) -> str | None:
         """Append a short summary of the session to today's daily (append-only, through
         ``before_message_write``, journaled). With a model (``model`` or ``llm.model``) it writes
-        the summary; offline, a line naming the session, its size and its main topics. Returns the
-        text appended, or None when there was nothing to summarise or a write gate blocked it."""
+        the summary; offline, a line naming the session, its size and what the user said. Returns
+        the text appended, or None when there was nothing worth keeping (no message, or the user
+        said nothing but greetings, thanks and chatter: nothing is written, no model is asked) or a
+        write gate blocked it."""
         messages = [m for m in session.get("messages") or [] if str(m.get("content") or "").strip()]
-        if not messages:
+        if not any(m.get("role") == "user" and not is_small_talk(str(m["content"])) for m in messages):
             return None
         sid = str(session.get("id") or "session")
         lines = self._model_summary(messages, model) or [self._offline_summary(messages)]
@@ -145,9 +149,13 @@ class Memory:
         return addition
 
     def _offline_summary(self, messages: list[Message]) -> str:
-        """Without a model: what the user said, briefly (their first messages, clipped), and how long
-        the session was."""
-        users = [" ".join(str(m.get("content") or "").split()) for m in messages if m.get("role") == "user"]
+        """Without a model: what the user said, briefly (their first messages that are not chatter,
+        clipped), and how long the session was."""
+        users = [
+            " ".join(str(m.get("content") or "").split())
+            for m in messages
+            if m.get("role") == "user" and not is_small_talk(str(m.get("content") or ""))
+        ]
         said = "; ".join(u if len(u) <= 80 else u[:79].rsplit(" ", 1)[0] + "…" for u in users[:3])
         more = f" (+{len(users) - 3} more)" if len(users) > 3 else ""
         return (

@@ -24,8 +24,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
-
-import snowballstemmer
+from typing import Any
 
 STOPWORDS = frozenset(
     """
@@ -175,7 +174,13 @@ def words(text: str) -> list[str]:
     return _split_all(_TOKEN_RE.findall(fold(text)))
 
 
-_english = snowballstemmer.stemmer("english")
+@lru_cache(maxsize=1)
+def _english() -> Any:
+    """The Snowball English stemmer, made on the first stem (snowballstemmer imports every
+    language's stemmer: a CLI call that stems nothing never pays for it)."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 @lru_cache(maxsize=200_000)
@@ -186,7 +191,7 @@ def stem(word: str) -> str:
     word = ABBREVIATIONS.get(word, word)
     if len(word) < 4 or not _ASCII_WORD.fullmatch(word):
         return word
-    return _english.stemWord(word)
+    return _english().stemWord(word)
 
 
 def is_stopword(word: str) -> bool:

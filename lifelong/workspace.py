@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import filelock
 import yaml
 
 from . import clock
@@ -435,6 +434,8 @@ class Workspace:
     @contextlib.contextmanager
     def lock(self, name: str = "write", timeout: float = 10.0) -> Iterator[None]:
         """A cross-process lock (file lock under .lifelong/locks/). LockedError on timeout."""
+        import filelock  # imported here: a CLI call that writes nothing never pays for it
+
         self.ensure_state()
         lock = filelock.FileLock(str(self.state_dir / "locks" / f"{name}.lock"))
         try:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import click
+from typing import TYPE_CHECKING
 
 from lifelong.hookspecs import hookimpl
 
-from .commands import chat_cmd
+if TYPE_CHECKING:
+    import click
 
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
+    from .commands import chat_cmd
+
     cli.add_command(chat_cmd)

@@ -9,7 +9,8 @@ runtime should (``lifelong.runtime.Memory``):
   oldest half is compacted: ``before_compaction`` (flush and capture), then a summary message with
   the flush's pointer replaces it, then ``after_compaction``; ``/compact`` folds the whole
   conversation so far the same way;
-- ``/note TEXT`` writes to today's daily; at the end ``session_end`` appends a short summary;
+- ``/note TEXT`` writes to today's daily; at the end ``session_end`` appends a short summary
+  (none when the user only greeted, thanked or chatted);
 - ``/memory status|search Q|why ID|gate on|gate off|verbose on|verbose off``, ``/compact``,
   ``/quit``.
 

@@ -1,13 +1,10 @@
-"""``lifelong chat``: the reference agent in a terminal (see agent.py)."""
+"""``lifelong chat``: the reference agent in a terminal (see agent.py, imported when it runs)."""
 
 from __future__ import annotations
 
 import click
 
 from lifelong.cli import get_host
-from lifelong.runtime import Memory
-
-from .agent import ChatAgent
 
 
 @click.command("chat")
@@ -24,6 +21,10 @@ def chat_cmd(model: str | None, session_id: str, context_window: int) -> None:
     """Chat with a memory: the gate's note before each reply, the memory tools, notes to today's
     daily (/note), compaction with a flush when the window fills, a summary at the end. Without a
     model it runs offline and its replies quote what the memory gate found."""
+    from lifelong.runtime import Memory
+
+    from .agent import ChatAgent
+
     host = get_host()
     memory = Memory(host.workspace, host=host)
     model = model or (host.workspace.config.get("llm") or {}).get("model")

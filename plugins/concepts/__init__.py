@@ -1,31 +1,43 @@
 """The concept index: a query that names known concepts (people, projects, tools, identifiers) is
-answered from a table instead of a full hybrid scan (see docs/concepts.md)."""
+answered from a table instead of a full hybrid scan (see docs/concepts.md).
+
+The hook implementations import their modules when called: the host loads every plugin for any
+CLI call, and most calls never touch the concept index."""
 
 from __future__ import annotations
 
-import click
+from typing import TYPE_CHECKING
 
-from lifelong.contracts import Candidate, ConsolidationRun, FileChanges, SearchRequest, StatusReport
 from lifelong.hookspecs import hookimpl
-from lifelong.host import Context
 
-from . import commands, tables
-from .index import PLUGIN, ConceptIndex, affected_paths
+if TYPE_CHECKING:
+    import click
+
+    from lifelong.contracts import Candidate, ConsolidationRun, FileChanges, SearchRequest, StatusReport
+    from lifelong.host import Context
+
+PLUGIN = "concepts"
 
 
 @hookimpl
 def register_migrations(register):
+    from . import tables
+
     register(tables.migrations)
 
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
+    from . import commands
+
     commands.add_commands(cli)
 
 
 @hookimpl
 def retrieval_pre(ctx: Context, request: SearchRequest) -> list[Candidate] | None:
     """Answer from the index when the query's concepts carry it; None lets the hybrid search run."""
+    from .index import ConceptIndex
+
     cfg = ctx.config(PLUGIN)
     lookup = ConceptIndex(ctx, cfg).lookup(request)
     if not lookup.answered:
@@ -37,6 +49,8 @@ def retrieval_pre(ctx: Context, request: SearchRequest) -> list[Candidate] | Non
 
 @hookimpl
 def on_files_changed(ctx: Context, changes: FileChanges) -> None:
+    from .index import ConceptIndex, affected_paths
+
     ConceptIndex(ctx, ctx.config(PLUGIN)).update(affected_paths(changes))
 
 
@@ -44,11 +58,15 @@ def on_files_changed(ctx: Context, changes: FileChanges) -> None:
 def after_consolidation(ctx: Context, run: ConsolidationRun) -> None:
     """The nightly pass: fresh importance, pruning, wiki names and aliases (the occurrences are
     kept current by every sync; `lifelong concepts rebuild` re-extracts them)."""
+    from .index import ConceptIndex
+
     ConceptIndex(ctx, ctx.config(PLUGIN)).refresh()
 
 
 @hookimpl
 def status_report(ctx: Context) -> StatusReport:
+    from lifelong.contracts import StatusReport
+
     conn = ctx.store.conn
     concepts, aliases = (
         conn.execute("SELECT count(*) FROM concepts").fetchone()[0],

@@ -1,13 +1,13 @@
-"""CLI of the concept index: ``lifelong concepts list|explain|rebuild``."""
+"""CLI of the concept index: ``lifelong concepts list|explain|rebuild`` (the index is imported
+when a command runs)."""
 
 from __future__ import annotations
 
 import click
 
 from lifelong.cli import emit_json, get_host
-from lifelong.contracts import SearchRequest
 
-from .index import PLUGIN, ConceptIndex
+from . import PLUGIN
 
 
 def add_commands(cli: click.Group) -> None:
@@ -48,6 +48,10 @@ def list_cmd(limit: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def explain_cmd(query: str, as_json: bool) -> None:
     """Would the concept index answer QUERY? The concepts it recognises, the confidence and why."""
+    from lifelong.contracts import SearchRequest
+
+    from .index import ConceptIndex
+
     host = get_host()
     lookup = ConceptIndex(host.ctx, host.plugin_config(PLUGIN)).lookup(SearchRequest(query=query))
     threshold = host.plugin_config(PLUGIN)["confidence_threshold"]
@@ -86,6 +90,8 @@ def explain_cmd(query: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def rebuild_cmd(as_json: bool) -> None:
     """Rebuild the concept index from the recall index (the nightly run does this too)."""
+    from .index import ConceptIndex
+
     host = get_host()
     if "memory_index" in host.tools:  # bring the recall index up to date first
         synced = host.call_tool("memory_index", {})

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -83,6 +84,41 @@ def chunk_occurrences(text: str, heading: str) -> list[Occurrence]:
     for term in concept_terms(text):
         add(term.key, term.display, term.script, "term", max(1, folded.count(term.display.casefold())))
     return list(found.values())
+
+
+_FENCE = re.compile(r"<!-- lifelong:[\w.:-]+?:(start|end) -->")
+_TITLE = re.compile(r"^#\s")
+
+
+def users_part(text: str, heading: str, *, suite_file: bool = False) -> tuple[str, str]:
+    """The text and heading of a chunk that the user wrote (pure): lines inside the suite's managed
+    regions (``<!-- lifelong:NAME:start/end -->``) left out, and the heading too when the chunk's
+    first line is inside one (a chunk wholly inside one is ``generated`` and never read here, so
+    the first fence a chunk holds tells whether it began inside one). In one of the suite's own
+    files (``suite_file``: MEMORY.md, the wiki's index) the title is the file's name, no concept:
+    its ``# Title`` line and a heading that is only the title are left out too."""
+    lines = text.split("\n")
+    fences = [m.group(1) for m in map(_FENCE.search, lines) if m]
+    if fences:
+        inside = fences[0] == "end"
+        head_inside: bool | None = None
+        kept = []
+        for line in lines:
+            m = _FENCE.search(line)
+            if m:
+                inside = m.group(1) == "start"
+                continue
+            if head_inside is None:
+                head_inside = inside
+            if not inside:
+                kept.append(line)
+        lines = kept
+        if head_inside:
+            heading = ""
+    if suite_file:
+        lines = [line for line in lines if not _TITLE.match(line)]
+        heading = heading if " > " in heading else ""
+    return "\n".join(lines), heading
 
 
 def query_keys(query: str, terms: list[Term] | None = None) -> dict[str, set[str]]:
@@ -154,7 +190,8 @@ class ConceptIndex:
     # building ---------------------------------------------------------------------------------
     def _chunks(self, paths: list[str] | None) -> list[tuple[int, str, str, str, float | None]]:
         """Chunks to extract from (the suite's own generated sections are left out: their
-        headings are the suite's, not the user's concepts)."""
+        headings are the suite's, not the user's concepts; :func:`users_part` does the same for
+        the part of a chunk inside one)."""
         sql = "SELECT id, path, heading, text, source_date FROM chunks WHERE generated = 0"
         if paths is None:
             return self.conn.execute(sql).fetchall()
@@ -198,12 +235,19 @@ class ConceptIndex:
             self.conn.commit()
         return len(touched)
 
+    def _suite_files(self) -> set[str]:
+        """The suite's own files, whose titles are their names: MEMORY.md and the wiki's index."""
+        ws = self.ctx.workspace
+        return {ws.relpath(ws.memory_file), ws.relpath(ws.wiki_dir / "index.md")}
+
     def _insert(self, chunks: list[tuple[int, str, str, str, float | None]]) -> set[str]:
         rows, forms, per_chunk = [], {}, []
+        suite_files = self._suite_files()
         for chunk_id, path, heading, text, source_date in chunks:
             day = self._day(source_date)
             keys = []
-            for occ in chunk_occurrences(text, heading or ""):
+            text, heading = users_part(text, heading or "", suite_file=path in suite_files)
+            for occ in chunk_occurrences(text, heading):
                 rows.append((occ.key, chunk_id, day, occ.count))
                 keys.append(occ.key)
                 kind = KIND_RANK[occ.kind]

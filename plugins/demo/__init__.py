@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import click
+from typing import TYPE_CHECKING
 
 from lifelong.hookspecs import hookimpl
 
-from . import commands
+if TYPE_CHECKING:
+    import click
 
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
+    from . import commands
+
     cli.add_command(commands.demo_cmd)

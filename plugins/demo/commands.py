@@ -17,7 +17,7 @@ import click
 from lifelong import clock
 from lifelong.errors import InputError
 
-from .chart import bar_chart_png
+from .chart import nightly_chart
 
 DATA = Path(__file__).parent / "data"
 WORKSPACE = DATA / "workspace"
@@ -91,7 +91,7 @@ def run_step(ctx: click.Context, group: click.Group, title: str, args: list[str]
 
 def nightly_counts(group: click.Group, root: Path) -> list[tuple[str, int, int]]:
     """(night, items promoted that night, items promoted so far), oldest first, from ``dream
-    history --json``."""
+    history --json``; a night is named by its dream's date (it runs at 03:00 after the day)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         group.main(
@@ -112,13 +112,17 @@ def show_growth(group: click.Group, root: Path) -> Path | None:
     rows = nightly_counts(group, root)
     if not rows:
         return None
-    click.echo("\n== Things I remember about you, night by night (items promoted into MEMORY.md)")
+    click.echo(
+        "\n== Things I remember about you, night by night (items promoted into MEMORY.md by each"
+        " night's dream, at 03:00 on the date shown)"
+    )
     click.echo(f"{'night':<12}{'new':>5}{'so far':>8}")
     for night, new, total in rows:
         click.echo(f"{night:<12}{new:>5}{total:>8}  {'#' * total}")
     chart = root / "remembered-by-night.png"
-    chart.write_bytes(bar_chart_png([total for _, _, total in rows]))
-    click.echo(f"(chart: {chart})")
+    png, note = nightly_chart([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    chart.write_bytes(png)
+    click.echo(f"(chart: {chart}{'; ' + note if note else ''})")
     return chart
 
 

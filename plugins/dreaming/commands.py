@@ -1,26 +1,31 @@
-"""CLI of the dreaming plugin: ``lifelong dream`` and its subcommands."""
+"""CLI of the dreaming plugin: ``lifelong dream`` and its subcommands. Each imports the
+consolidation when it runs (listing commands must stay cheap)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from lifelong.cli import emit_json, get_host
 
-from . import run as runs
-from .screening import neutralise, neutralise_json
+if TYPE_CHECKING:
+    from .run import DreamRun
 
 
 def say(line: str) -> None:
     """Print one line of the dream's output: secrets redacted, instruction-like lines withheld
     (lifelong.safety's rules, as in the reports and the diary)."""
+    from .screening import neutralise
+
     click.echo(neutralise(line))
 
 
 def emit(data: Any) -> None:
     """:func:`lifelong.cli.emit_json` of ``data`` with every string neutralised."""
+    from .screening import neutralise_json
+
     emit_json(neutralise_json(data))
 
 
@@ -40,7 +45,9 @@ def _short(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def print_run(run: runs.DreamRun) -> None:
+def print_run(run: DreamRun) -> None:
+    from . import run as runs
+
     data = run.as_json()  # every text in it neutralised: the lines below are built from it
     light, rem, deep = (data["phases"].get(p, {}) for p in runs.PHASES)
     promoted = data["promoted"]
@@ -105,6 +112,8 @@ def dream_group(ctx: click.Context, dry_run: bool, backfill: bool, as_json: bool
     Subcommands: explain, rollback, history, schedule, replay."""
     if ctx.invoked_subcommand is not None:
         return
+    from . import run as runs
+
     host = get_host()
     run = runs.run_dream(host, dry_run=dry_run, backfill=backfill)
     if as_json:
@@ -118,6 +127,8 @@ def dream_group(ctx: click.Context, dry_run: bool, backfill: bool, as_json: bool
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def explain_cmd(key: str, as_json: bool) -> None:
     """Show one candidate's signals: where it was written, its recalls, its score now."""
+    from . import run as runs
+
     data = runs.explain(get_host(), key)
     if as_json:
         emit(data)
@@ -148,6 +159,8 @@ def explain_cmd(key: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def rollback_cmd(run_id: str, force: bool, as_json: bool) -> None:
     """Undo a run: restore every file it wrote exactly (refuses if a human edited one since)."""
+    from . import run as runs
+
     data = runs.rollback_run(get_host(), run_id, force=force)
     if as_json:
         emit(data)
@@ -167,6 +180,8 @@ def rollback_cmd(run_id: str, force: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def history_cmd(limit: int, as_json: bool) -> None:
     """List past runs, newest first: status, counts, time taken."""
+    from . import run as runs
+
     rows = runs.history(get_host().store, limit)
     if as_json:
         emit({"version": 1, "runs": rows})
@@ -194,7 +209,14 @@ def schedule_cmd() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the promotions of each night as JSON.")
 def replay_cmd(script: Path, as_json: bool) -> None:
     """Replay SCRIPT (YAML: first_day, last_day, hours, searches by date): each day's searches
-    through memory_search, a dream each night at 03:00. See docs/dreaming.md."""
+    through memory_search, a dream each night at 03:00, then MEMORY.md as it is on disk. See
+    docs/dreaming.md."""
     from .replay import load_script, replay_script
 
-    replay_script(get_host(), load_script(script), echo=None if as_json else say, as_json=as_json)
+    replay_script(
+        get_host(),
+        load_script(script),
+        echo=None if as_json else say,
+        as_json=as_json,
+        show_file=click.echo,  # the user's own file, shown to the user: not screened like a report
+    )

@@ -106,6 +106,7 @@ def replay(
             run = run_dream(host)
         entry = {
             "day": day.isoformat(),
+            "night": night.isoformat(),  # the dream's date: it runs at 03:00 after the day
             "searches": queries,
             "hits": hits,
             "run_id": run.run_id,
@@ -121,9 +122,16 @@ def replay(
 
 
 def replay_script(
-    host: Any, script: ReplayScript, *, echo: Callable[[str], None] | None, as_json: bool = False
+    host: Any,
+    script: ReplayScript,
+    *,
+    echo: Callable[[str], None] | None,
+    as_json: bool = False,
+    show_file: Callable[[str], None] | None = None,
 ) -> list[dict]:
-    """Replay ``script`` on a workspace that has never dreamed, printing each night."""
+    """Replay ``script`` on a workspace that has never dreamed, printing each night through
+    ``echo`` and then MEMORY.md through ``show_file`` (default ``echo``): the user's own file,
+    which the command prints as it is on disk."""
     ws = host.workspace
     if host.store.conn.execute("SELECT count(*) FROM dream_runs").fetchone()[0]:
         raise InputError(
@@ -136,7 +144,7 @@ def replay_script(
         if echo is None:
             return
         n = len(entry["searches"])
-        line = f"{entry['day']}: {n} search{'es' if n != 1 else ''}; night: "
+        line = f"{entry['day']}: {n} search{'es' if n != 1 else ''}; dream at {entry['night']} 03:00: "
         if entry["promoted"]:
             line += f"{len(entry['promoted'])} promoted into MEMORY.md"
         else:
@@ -162,5 +170,5 @@ def replay_script(
         )
     elif echo is not None:
         echo(f"\nMEMORY.md grew from {before} to {after} bytes with {total} cited item(s):\n")
-        echo(memory.read_text("utf-8").rstrip())
+        (show_file or echo)(memory.read_text("utf-8").rstrip())
     return nights

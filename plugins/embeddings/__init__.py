@@ -1,16 +1,20 @@
 """Embedding providers: the bundled multilingual-e5-small (two engines over the same weights),
 Gemini and any litellm model, behind the core's ``Embedder`` protocol (hook
-``provide_embedder``)."""
+``provide_embedder``). The providers (and numpy) are imported when an embedder is asked for."""
 
 from __future__ import annotations
 
-from lifelong.contracts import Embedder, JSONObject
-from lifelong.hookspecs import hookimpl
-from lifelong.host import Context
+from typing import TYPE_CHECKING
 
-from .providers import make_embedder
+from lifelong.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from lifelong.contracts import Embedder, JSONObject
+    from lifelong.host import Context
 
 
 @hookimpl
 def provide_embedder(ctx: Context, config: JSONObject) -> Embedder | None:
+    from .providers import make_embedder
+
     return make_embedder(config)

@@ -50,9 +50,12 @@ META = "\u2581"
 TOKENS_PER_FORWARD = 4096  # token budget of one forward pass (bounded memory for long batches)
 WORD_CACHE_SIZE = 200_000
 MAX_WORKERS = 8  # threads of one forward pass (at most the machine's cores)
-# Below this many tokens a forward pass runs on the calling thread with BLAS's own threads: the
-# work is too small to split (measured on 2 cores: 22 tokens 20 ms vs 32 ms split, 117 tokens 47
-# vs 55 ms; 231 tokens 86 vs 82 ms, 459 tokens 191 vs 153 ms).
+# Below this many tokens a forward pass runs on the calling thread alone: the work is too small to
+# split (measured on 2 idle cores: 22 tokens 20 ms vs 32 ms split, 117 tokens 47 vs 55 ms; 231
+# tokens 86 vs 82 ms, 459 tokens 191 vs 153 ms). BLAS runs on one thread there too: its own
+# threads wait for a core, and on 2 busy cores (load 8) a 30-token pass took 2.1 s wall and 1.0 s
+# CPU with them against 0.11 s and 0.06 s without (issue 43: the demo's nightly fact grouping
+# embeds a few short lines at a time).
 PARALLEL_MIN_TOKENS = 224
 
 
@@ -373,14 +376,13 @@ class FloatE5:
         Everything but attention is row-local, so a layer is two parallel sections: attention,
         split by (segment, head); then the output projection, LayerNorm, FFN, LayerNorm and the
         next layer's Q/K/V projection, split by rows. BLAS runs on one thread meanwhile: the work
-        is split here instead, which also puts the second core on the elementwise work.
+        is split here instead, which also puts the second core on the elementwise work. A short
+        pass (under ``PARALLEL_MIN_TOKENS``) runs on the calling thread alone, BLAS on one thread.
         """
         n_tokens = sum(len(seg) + 2 for seg in segments)
-        with self._forward_lock:
-            if self._workers < 2 or n_tokens < PARALLEL_MIN_TOKENS:
-                return self._forward_locked(segments, workers=1)
-            with threads.one_blas_thread():
-                return self._forward_locked(segments, workers=self._workers)
+        workers = 1 if self._workers < 2 or n_tokens < PARALLEL_MIN_TOKENS else self._workers
+        with self._forward_lock, threads.one_blas_thread():
+            return self._forward_locked(segments, workers=workers)
 
     def _forward_locked(self, segments: list[list[int]], *, workers: int) -> np.ndarray:
         x, bounds = self._states_locked(segments, workers=workers)

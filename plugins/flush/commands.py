@@ -1,5 +1,5 @@
 """CLI of the flush plugin: ``lifelong compact`` (replay a compaction from a transcript) and
-``lifelong capture list|restore|prune|undo``."""
+``lifelong capture list|restore|prune|undo``. Each imports the flush's modules when it runs."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ from lifelong import clock
 from lifelong.cli import emit_json, get_host
 from lifelong.contracts import Message, Session
 from lifelong.errors import InputError
-from lifelong.journal import rollback
 
-from . import tier
-from .run import PLUGIN, load_record
+from . import PLUGIN
 
 
 def add_commands(cli: click.Group) -> None:
@@ -69,6 +67,8 @@ def compact_cmd(
 ) -> None:
     """Replay a compaction of TRANSCRIPT (JSONL of {role, content, id, ts}): flush durable facts to
     today's daily (with a model), capture the messages worth keeping, cache the trivial ones."""
+    from .run import load_record
+
     host = get_host()
     messages = read_transcript(transcript)
     sid = session_id or transcript.name.removesuffix(".jsonl")
@@ -128,6 +128,8 @@ def capture_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def capture_list_cmd(as_json: bool) -> None:
     """Sessions in the compaction cache, with their message counts."""
+    from . import tier
+
     rows = tier.sessions(get_host().workspace)
     if as_json:
         emit_json({"version": 1, "sessions": rows})
@@ -145,6 +147,8 @@ def capture_list_cmd(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON (content exactly as received).")
 def capture_restore_cmd(session_id: str, since: str | None, until: str | None, as_json: bool) -> None:
     """Print the cached (trivial) messages of SESSION_ID exactly as they were received."""
+    from . import tier
+
     host = get_host()
     tz = host.workspace.timezone
     found = tier.restore(
@@ -164,6 +168,8 @@ def capture_restore_cmd(session_id: str, since: str | None, until: str | None, a
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def capture_prune_cmd(as_json: bool) -> None:
     """Delete cached messages older than plugins.flush.retention_days (the nightly run does this too)."""
+    from . import tier
+
     host = get_host()
     days = host.plugin_config(PLUGIN)["retention_days"]
     removed = tier.prune(host.workspace, host.ctx.now(), days)
@@ -179,6 +185,8 @@ def capture_prune_cmd(as_json: bool) -> None:
 def capture_undo_cmd(run_id: str, as_json: bool) -> None:
     """Undo one flush (RUN_ID from `lifelong audit`): restore the daily and remove its captured
     notes exactly; refuses when a human edited one of them since."""
+    from lifelong.journal import rollback
+
     host = get_host()
     if not run_id.startswith("flush-"):
         raise InputError(f"{run_id!r} is not a flush run (flush run ids start with 'flush-')")

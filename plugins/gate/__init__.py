@@ -1,11 +1,10 @@
 """Layer 2, the pre-reply gate: before each eligible reply, look in memory and hand the main
-agent one hidden, untrusted note of at most 220 characters (see docs/gate.md)."""
+agent one hidden, untrusted note of at most 220 characters (see docs/gate.md). The hook
+implementations import their modules when called."""
 
 from __future__ import annotations
 
 from lifelong.hookspecs import hookimpl
-
-from . import commands, gate
 
 
 @hookimpl
@@ -18,9 +17,13 @@ def before_prompt_build(ctx, session):
     ``chat_id``; ``gate_enabled`` (per-session toggle, default True); ``messages``, the recent
     thread oldest first, ``[{"role": "user"|"assistant", "content": str}, ...]``; ``message``,
     the latest user message (set by ``host.before_reply``); ``model``, the session's model."""
+    from . import gate
+
     return gate.run_gate(ctx, session)
 
 
 @hookimpl
 def register_commands(cli):
+    from . import commands
+
     commands.add_commands(cli)

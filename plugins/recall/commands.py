@@ -1,4 +1,5 @@
-"""CLI commands of the recall plugin: index, search, get."""
+"""CLI commands of the recall plugin: index, search, get. Each imports the index and the search
+when it runs (listing commands must stay cheap)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ import click
 
 from lifelong.cli import emit_json, get_host
 
-from . import service
-from .search import result_json
+from .settings import DEFAULTS
 
 
 def add_commands(cli: click.Group) -> None:
@@ -43,6 +43,8 @@ def scope_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[...,
 )
 def index_cmd(force: bool, as_json: bool, watch: bool) -> None:
     """Bring the index in line with the markdown files (only what changed is re-embedded)."""
+    from . import service
+
     host = get_host()
     idx = service.index_for(host.ctx)
     report = _sync_with_progress(idx, force=force, quiet=as_json)
@@ -143,7 +145,7 @@ def _watch(host: Any, idx: Any) -> None:
     "-k",
     type=int,
     default=None,
-    help=f"How many results (default {service.DEFAULTS['max_results']}).",
+    help=f"How many results (default {DEFAULTS['max_results']}).",
 )
 @click.option(
     "--max-tokens",
@@ -155,7 +157,7 @@ def _watch(host: Any, idx: Any) -> None:
     "--min-score",
     type=float,
     default=None,
-    help=f"Drop results below this score (default {service.DEFAULTS['min_score']}, "
+    help=f"Drop results below this score (default {DEFAULTS['min_score']}, "
     "or the workspace's recall.min_score).",
 )
 @click.option("--corpus", type=click.Choice(["memory", "wiki", "all"]), default="memory", show_default=True)
@@ -189,6 +191,9 @@ def search_cmd(
 
     A note dated after today is shown as upcoming (under --now it is hidden); the same line on
     several days is one result with the other days listed ("also: ...")."""
+    from . import service
+    from .search import result_json
+
     host = get_host()
     ctx = host.ctx
     req = service.make_request(
@@ -282,12 +287,14 @@ def short_dates(days: list[str]) -> str:
     "--lines",
     type=int,
     default=None,
-    help=f"Number of lines (default: the whole file, at most {service.DEFAULTS['get_max_lines']}).",
+    help=f"Number of lines (default: the whole file, at most {DEFAULTS['get_max_lines']}).",
 )
 @scope_option("private: a private note (memory/private/, privacy: private) may be read.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def get_cmd(path: str, start: int | None, lines: int | None, scope: str, as_json: bool) -> None:
     """Print lines of a memory file (workspace-relative PATH)."""
+    from . import service
+
     host = get_host()
     data = service.read_lines(host.ctx, path, start, lines, scope=scope)
     if as_json:

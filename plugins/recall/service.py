@@ -3,26 +3,16 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from lifelong import clock
 from lifelong.errors import InputError, LifelongError
-from lifelong.host import load_manifest
 from lifelong.privacy import is_private_text
 from lifelong.safety import neutralise_json
 
 from .index import RecallIndex, is_generated_path
 from .search import Searcher, SearchOutcome, SearchRequest, result_json
-
-PLUGIN = "recall"
-
-# the config schema's defaults (plugin.yaml): help texts and tool schemas quote these, so they
-# cannot drift from what applies
-CONFIG_PROPERTIES: dict[str, dict[str, Any]] = load_manifest(sys.modules[__package__], PLUGIN)[
-    "config_schema"
-]["properties"]
-DEFAULTS: dict[str, Any] = {key: prop.get("default") for key, prop in CONFIG_PROPERTIES.items()}
+from .settings import CONFIG_PROPERTIES, DEFAULTS, PLUGIN
 
 
 def _bounds(key: str) -> dict[str, Any]:

@@ -11,6 +11,19 @@ from lifelong.host import Context
 from .service import PLUGIN, index_for
 
 
+def vectors_note(embedder: str | None, provider: str, model: object, indexed: bool) -> str:
+    """What the vectors count is about: the embedder the index's vectors come from, or what is
+    configured and why there are none."""
+    if provider == "none":
+        return "FTS-only: embedding.provider none"
+    configured = f"embedding.provider {provider}" + (f", model {model}" if model else "")
+    if embedder:
+        return embedder
+    if not indexed:
+        return f"{configured} configured; nothing indexed yet"
+    return f"none yet: {configured} configured"
+
+
 def recall_status(ctx: Context) -> StatusReport:
     idx = index_for(ctx)
     conn = ctx.store.conn
@@ -25,7 +38,9 @@ def recall_status(ctx: Context) -> StatusReport:
     last = conn.execute("SELECT max(indexed_at) FROM files").fetchone()[0]
     tz = ctx.workspace.timezone
     last_text = dt.datetime.fromtimestamp(last, tz).isoformat(timespec="minutes") if last else None
-    embedder = idx.meta("embedder") or "none (FTS-only)"
+    embedder = idx.meta("embedder")  # what the indexed vectors were made with
+    emb_config = ctx.workspace.config.get("embedding") or {}
+    configured = str(emb_config.get("provider", "local"))
     behind = idx.needs_sync()
     pending = idx.pending_vectors()
     sentences = idx.pending_sentences()
@@ -33,7 +48,7 @@ def recall_status(ctx: Context) -> StatusReport:
     indexed = int(files.get("indexed", 0))
     summary = [
         f"{indexed} files indexed{f' ({private} private)' if private else ''}, {chunks} chunks, "
-        f"{vectors} vectors ({embedder})",
+        f"{vectors} vectors ({vectors_note(embedder, configured, emb_config.get('model'), bool(last))})",
         f"last index {last_text}" if last_text else "never indexed",
     ]
     if pending:
@@ -73,6 +88,7 @@ def recall_status(ctx: Context) -> StatusReport:
             "sentences_pending": sentences,
             "files_private": private,
             "embedder": embedder,
+            "embedder_configured": configured,
             "last_index": last_text,
             "behind_files": behind,
         },

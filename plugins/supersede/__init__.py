@@ -1,39 +1,48 @@
 """The contradiction gate with bi-temporal supersede (see docs/supersede.md): every durable
 memory write is checked against the related facts already in memory; search in mode current
-never returns a superseded fact."""
+never returns a superseded fact. The hook implementations import their modules when called."""
 
 from __future__ import annotations
 
-import click
+from typing import TYPE_CHECKING
 
-from lifelong.contracts import (
-    Candidate,
-    FileChanges,
-    RelatedFact,
-    SearchRequest,
-    StatusReport,
-    WriteCandidate,
-    WriteDecision,
-)
 from lifelong.hookspecs import hookimpl
-from lifelong.host import Context
 
-from . import commands, reading, status, tables
-from .gate import PLUGIN, decide_write
+if TYPE_CHECKING:
+    import click
+
+    from lifelong.contracts import (
+        Candidate,
+        FileChanges,
+        RelatedFact,
+        SearchRequest,
+        StatusReport,
+        WriteCandidate,
+        WriteDecision,
+    )
+    from lifelong.host import Context
+
+PLUGIN = "supersede"
 
 
 @hookimpl
 def register_migrations(register):
+    from . import tables
+
     register(tables.migrations)
 
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
+    from . import commands
+
     commands.add_commands(cli)
 
 
 @hookimpl
 def register_tools(register) -> None:
+    from . import commands
+
     commands.register_tools(register)
 
 
@@ -42,11 +51,15 @@ def before_message_write(
     ctx: Context, candidate: WriteCandidate, existing: list[RelatedFact]
 ) -> WriteDecision:
     """Fails open: a crash in detection is logged and the write is allowed."""
+    from .gate import decide_write
+
     return decide_write(ctx, candidate, existing)
 
 
 @hookimpl
 def retrieval_post(ctx: Context, request: SearchRequest, candidates: list[Candidate]) -> None:
+    from . import reading
+
     if request.mode == "current":
         reading.newest_first(candidates)
     reading.filter_candidates(ctx, request, candidates)
@@ -54,11 +67,15 @@ def retrieval_post(ctx: Context, request: SearchRequest, candidates: list[Candid
 
 @hookimpl
 def on_files_changed(ctx: Context, changes: FileChanges) -> None:
+    from . import reading
+
     reading.after_sync(ctx, changes)
 
 
 @hookimpl
 def status_report(ctx: Context) -> StatusReport:
+    from . import status
+
     return status.supersede_status(ctx)
 
 

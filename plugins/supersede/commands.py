@@ -13,13 +13,10 @@ import click
 from lifelong.cli import emit_json, get_host
 from lifelong.contracts import WriteCandidate
 from lifelong.errors import InputError, LifelongError
-from lifelong.facts import extract
-from lifelong.journal import Journal
-from lifelong.safety import redact_secrets, strip_invisible
-from lifelong.text import content_tokens
 from lifelong.workspace import append_text
 
-from . import ledger
+# the fact model, the journal, the safety rules and the ledger are imported by the functions that
+# use them: this module is imported whenever the CLI lists its commands
 
 PLUGIN = "supersede"
 MAX_TEXT = 2000
@@ -29,6 +26,9 @@ def remember(ctx: Any, text: str, subject: str | None = None) -> dict[str, Any]:
     """Write one fact to today's daily through the gate (``before_message_write``): a block
     writes nothing. Secrets are redacted, invisible characters stripped; the append is journaled
     and audited, then the index is synced so search sees it at once."""
+    from lifelong.journal import Journal
+    from lifelong.safety import redact_secrets, strip_invisible
+
     clean = redact_secrets(strip_invisible(" ".join(str(text or "").split())))[0]
     if not clean:
         raise InputError("nothing to remember: the text is empty")
@@ -149,6 +149,8 @@ def remember_cmd(text: str, subject: str | None, as_json: bool) -> None:
 def contradictions_cmd(as_json: bool, limit: int) -> None:
     """List the contradiction gate's log (.lifelong/contradictions.jsonl): every write it warned
     about, blocked or let supersede an older fact, newest last."""
+    from . import ledger
+
     host = get_host()
     entries, bad = ledger.read_log(host.workspace)
     entries = entries[-limit:]
@@ -182,6 +184,8 @@ def rolled_back(workspace: Any, run_id: str | None) -> bool:
     if not run_id:
         return False
     try:
+        from lifelong.journal import Journal
+
         return Journal(workspace, run_id).rolled_back
     except LifelongError:  # a run id no journal could have
         return False
@@ -191,6 +195,11 @@ def history_rows(conn: Any, subject: str) -> list[dict[str, Any]]:
     """Every fact the gate has seen about ``subject``: its subject stems hold every stem of the
     query, or its text holds every word of it ("manager" finds "My manager is now Priyanka Rao",
     whose subject is the names)."""
+    from lifelong.facts import extract
+    from lifelong.text import content_tokens
+
+    from . import ledger
+
     terms = sorted(extract(subject, subject=subject).subject or content_tokens(subject))
     plain = sorted({w.casefold() for w in subject.split() if len(w) > 1})
     if not (terms or plain) or not ledger.has_table(conn, "supersede_facts"):
@@ -212,6 +221,8 @@ def history_rows(conn: Any, subject: str) -> list[dict[str, Any]]:
 def history_cmd(subject: str, as_json: bool) -> None:
     """Show SUBJECT's validity timeline: every fact about it the gate has seen, when each held
     (from - until), what superseded it, and whether it is contested or needs review."""
+    from . import ledger
+
     host = get_host()
     tz = host.workspace.timezone
     rows = history_rows(host.store.conn, subject)

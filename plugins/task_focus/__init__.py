@@ -1,15 +1,19 @@
 """Task-conditioned scoring: after hybrid ranking, candidates about what the user is working on
-now get ``weight · task_relevance`` added to their score (see docs/concepts.md)."""
+now get ``weight · task_relevance`` added to their score (see docs/concepts.md). The scoring
+module is imported when a search asks for it."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from lifelong.contracts import Candidate, SearchRequest
 from lifelong.hookspecs import hookimpl
-from lifelong.host import Context
 
-from .task import TaskDescriptor, explicit_task, task_relevance, tfidf_task
+if TYPE_CHECKING:
+    from lifelong.contracts import Candidate, SearchRequest
+    from lifelong.host import Context
+
+    from .task import TaskDescriptor
 
 PLUGIN = "task_focus"
 
@@ -38,6 +42,8 @@ def corpus_doc_freq(ctx: Context):  # noqa: ANN201 - returns (doc_freq, total_do
 
 
 def task_of(ctx: Context, request: SearchRequest, doc_freq, total: int) -> TaskDescriptor | None:  # noqa: ANN001
+    from .task import explicit_task, tfidf_task
+
     task = explicit_task(request.session)
     if task is None and request.session and request.session.get("messages"):
         n = int(ctx.config(PLUGIN)["recent_messages"])
@@ -55,6 +61,8 @@ def retrieval_post(
         return None
     if any(c.extra.get("answered_by") == "concepts" for c in candidates):
         return None  # the concept index answered: no hybrid ranking ran to condition on a task
+    from .task import task_relevance
+
     cfg = ctx.config(PLUGIN)
     doc_freq, total, idf = corpus_doc_freq(ctx)
     task = task_of(ctx, request, doc_freq, total)

@@ -1,26 +1,32 @@
 """Layer 4, the belief wiki: claims with evidence, confidence, lint, dashboards and "why?"
-(see docs/wiki.md)."""
+(see docs/wiki.md). The hook implementations import their modules when called."""
 
 from __future__ import annotations
 
-import click
+from typing import TYPE_CHECKING
 
-from lifelong.contracts import Candidate, ConsolidationRun, SearchRequest, StatusReport
 from lifelong.hookspecs import hookimpl
-from lifelong.host import Context
 
-from . import commands, tools
-from .service import PLUGIN, compile_and_lint
-from .status import wiki_status_report
+if TYPE_CHECKING:
+    import click
+
+    from lifelong.contracts import Candidate, ConsolidationRun, SearchRequest, StatusReport
+    from lifelong.host import Context
+
+PLUGIN = "wiki"
 
 
 @hookimpl
 def register_tools(register):
+    from . import tools
+
     tools.register_tools(register)
 
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
+    from . import commands
+
     commands.add_commands(cli)
 
 
@@ -32,15 +38,21 @@ def after_consolidation(ctx: Context, run: ConsolidationRun) -> None:
         return
     if not ctx.config(PLUGIN)["compile_after_consolidation"]:
         return
+    from .service import compile_and_lint
+
     outcome = compile_and_lint(ctx, journal=run.journal, now=run.now)
     ctx.log(PLUGIN, f"run {run.run_id}: wiki wrote {len(outcome.written)} file(s)")
 
 
 @hookimpl
 def corpus_supplement(ctx: Context, request: SearchRequest) -> list[Candidate]:
+    from . import tools
+
     return tools.supplement(ctx, request)
 
 
 @hookimpl
 def status_report(ctx: Context) -> StatusReport:
+    from .status import wiki_status_report
+
     return wiki_status_report(ctx)

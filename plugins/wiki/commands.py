@@ -1,18 +1,20 @@
-"""CLI of the wiki plugin: ``lifelong wiki compile|lint|search|get|status`` and ``lifelong why ID``."""
+"""CLI of the wiki plugin: ``lifelong wiki compile|lint|search|get|status`` and ``lifelong why ID``.
+Each command imports the wiki's modules when it runs (listing commands must stay cheap)."""
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from lifelong.cli import emit_json, get_host
 from lifelong.errors import InputError
 
-from . import tools
-from .lint import LintResult
-from .service import PLUGIN, compile_and_lint
-from .why import render_why, why
+from . import PLUGIN
+
+if TYPE_CHECKING:
+    from .lint import LintResult
 
 
 def add_commands(cli: click.Group) -> None:
@@ -35,6 +37,8 @@ def _print_counts(counts: dict[str, int]) -> None:
 def compile_cmd(as_json: bool) -> None:
     """Compile wiki pages from MEMORY.md and the daily notes, then lint and refresh wiki/reports/
     (only pages whose sources changed are rewritten; every write is journaled)."""
+    from .service import compile_and_lint
+
     host = get_host()
     outcome = compile_and_lint(host.ctx)
     if as_json:
@@ -73,6 +77,9 @@ def _print_contradictions(result: LintResult) -> None:
 def lint_cmd(as_json: bool) -> None:
     """Lint the wiki (drift, missing evidence files, contradictions, duplicate ids, broken links,
     stale pages, decayed confidence) and refresh wiki/reports/."""
+    from . import tools
+    from .service import compile_and_lint
+
     host = get_host()
     outcome = compile_and_lint(host.ctx, compile_pages=False)
     if as_json:
@@ -95,6 +102,8 @@ def lint_cmd(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def search_cmd(query: str, max_results: int, as_json: bool) -> None:
     """Search the wiki's claims (with confidence and evidence pointers)."""
+    from . import tools
+
     host = get_host()
     if not query.strip():
         raise InputError("query is empty")
@@ -105,9 +114,8 @@ def search_cmd(query: str, max_results: int, as_json: bool) -> None:
     if not hits:
         click.echo("no claims found")
     for n, h in enumerate(hits, 1):
-        state = "active" if h["active"] else h["status"] if h["status"] != "active" else "unconfirmed"
         click.echo(f"{n}. [{h['score']:.3f}] {h['text']}")
-        click.echo(f"     {h['claim_id']} on {h['page']} ({state}, confidence {h['confidence']:.2f})")
+        click.echo(f"     {h['claim_id']} on {h['page']} ({h['status']}, confidence {h['confidence']:.2f})")
         click.echo(f"     evidence: {', '.join(h['evidence'])}")
 
 
@@ -116,6 +124,8 @@ def search_cmd(query: str, max_results: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def get_cmd(lookup: str, as_json: bool) -> None:
     """Show a page or claim (by id, alias, title or path) with its evidence lines as they read now."""
+    from . import tools
+
     host = get_host()
     data = tools.wiki_get(host.ctx, lookup)
     if "error" in data:
@@ -130,9 +140,8 @@ def get_cmd(lookup: str, as_json: bool) -> None:
         if page["aliases"]:
             click.echo(f"  aliases: {', '.join(page['aliases'])}")
     for c in claims:
-        state = "active" if c["active"] else "not active"
         click.echo(
-            f"- {c['text']}  [{c['id']}; {state}, confidence now {c['confidence_now']:.2f}; {c['freshness']}]"
+            f"- {c['text']}  [{c['id']}; {c['status']}, confidence now {c['confidence_now']:.2f}; {c['freshness']}]"
         )
         for e in c["evidence"]:
             click.echo(
@@ -144,6 +153,8 @@ def get_cmd(lookup: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def status_cmd(as_json: bool) -> None:
     """Pages and claims in the wiki and what the last compile and lint found."""
+    from . import tools
+
     host = get_host()
     data = tools.wiki_status(host.ctx)
     if as_json:
@@ -170,6 +181,8 @@ def why_cmd(id: str, as_json: bool) -> None:  # noqa: A002 - the documented argu
     """Why is this remembered? Walk a claim's (claim.…) or MEMORY.md item's (its key) provenance:
     evidence lines with their current text, the daily file and date, the recalls and queries
     that promoted it, and the dream run."""
+    from .why import render_why, why
+
     host = get_host()
     if not host.enabled(PLUGIN):
         raise InputError("the wiki plugin is disabled (plugins.wiki.enabled: false)")

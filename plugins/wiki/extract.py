@@ -3,7 +3,8 @@ headings and ``#tags`` become concepts, and each claim gets a home page.
 
 A name is a run of capitalised words. The first word of a sentence is a name only when the same
 word is capitalised somewhere else in the middle of a sentence ("Priya joined" counts because
-"owned by Priya" exists; "Booked the offsite" does not). Month and weekday names, all-capital
+"owned by Priya" exists; "Booked the offsite" does not). Month and weekday names in any form
+("Oct", "Sept", "Tues", "Fridays"), all-capital
 codes (EUR, TW-418) and stop words are never names. A single word that starts exactly one longer
 name ("Northwind" and "Northwind Ventures") is an alias of it.
 """
@@ -15,15 +16,26 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from lifelong.facts import MONTH_NUMBERS, WEEKDAY_SHORT_FORMS, WEEKDAYS
 from lifelong.text import HASHTAG_RE, content_tokens, fold, is_stopword
 
 from .vault import slug
 
 _WORD = re.compile(r"[^\W\d_][\w'’&-]*")
 _SENTENCE_BREAK = re.compile(r"[.!?:;]\s*$")
+# month and weekday names in every form the fact model reads ("Oct", "Sept", "Tues", "Fridays"),
+# the day deictics and "I"; "Jan" and "Jun" are given names too: months only beside a day number
+_NAME_OR_MONTH = frozenset({"jan", "jun"})
+_BESIDE_A_NUMBER = re.compile(r"^\s*\d|\d\s*$")
 _NOT_NAMES = frozenset(
-    """january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday i""".split()
+    [
+        *(m for m in MONTH_NUMBERS if m not in _NAME_OR_MONTH),
+        *WEEKDAYS,
+        *(d + "s" for d in WEEKDAYS),
+        *WEEKDAY_SHORT_FORMS,
+        "weds",
+        *"today tomorrow yesterday tonight i".split(),
+    ]
 )
 
 
@@ -57,7 +69,10 @@ def name_runs(text: str) -> list[tuple[str, bool]]:
         word = m.group(0)
         gap = text[last_end : m.start()]
         at_start = not text[: m.start()].strip() or bool(_SENTENCE_BREAK.search(text[: m.start()]))
-        ok = _is_capitalised(word) and fold(_bare(word)) not in _NOT_NAMES and not is_stopword(fold(word))
+        folded = fold(_bare(word))
+        ok = _is_capitalised(word) and folded not in _NOT_NAMES and not is_stopword(fold(word))
+        if ok and folded in _NAME_OR_MONTH:  # "Jan 12", "3 Jun": a date; "Jan Novak": a name
+            ok = not (_BESIDE_A_NUMBER.search(text[m.end() : m.end() + 3]) or _BESIDE_A_NUMBER.search(gap))
         if current and (not ok or gap.strip() not in ("",) or at_start):
             runs.append((" ".join(current), start_flag))
             current = []

@@ -12,7 +12,8 @@ Codes (each a row in ``wiki/reports/lint.md`` with the page and the claim):
   confidence threshold (one source, or old) is compared too, and such a conflict is "contested"
 - ``claim-missing-evidence``: a claim without evidence
 - ``stale-page`` / ``stale-claim``: newest evidence ≥ ``stale_days`` old (a page whose
-  ``updated_at`` is missing or not a date is ``stale-page`` too, with the reason)
+  ``updated_at`` is missing or not a date is ``stale-page`` too, with the reason, unless every
+  claim's evidence carries no date to give it: hand-written MEMORY.md lines, freshness ``undated``)
 - ``evidence-file-missing``: an evidence path that no longer exists
 - ``drift``: the evidence lines no longer hash to the recorded sha256 (with the likely new
   location when the text moved)
@@ -33,7 +34,7 @@ from lifelong.markdown import parse_blocks
 from lifelong.text import content_tokens, jaccard
 
 from .compile import NOT_STATED
-from .confidence import ConfidenceRule, confidence, freshness, newest_date, parse_day
+from .confidence import ConfidenceRule, Freshness, confidence, freshness, newest_date, parse_day
 from .sources import lines_sha256
 from .vault import Claim, PageFile, normalise_key, slug
 
@@ -184,6 +185,13 @@ def locate(lines: list[str], sha: str, span: int, text: str) -> str | None:
     return f"L{best_at}-L{best_at}" if best_at is not None and best >= 0.5 else None
 
 
+def undated_evidence_only(claims: list[Claim]) -> bool:
+    """Claims, each with evidence, none of it dated: a compiled page has nothing to date it by."""
+    return bool(claims) and all(
+        c.evidence and all(parse_day(e.date) is None for e in c.evidence) for c in claims
+    )
+
+
 def lint_pages(
     pages: list[PageFile],
     read: SourceReader,
@@ -220,6 +228,9 @@ def lint_pages(
             if target.lower() not in keys and slug(target) not in keys:
                 add(Finding("broken-wikilink", p.path, "", f"[[{target}]] names no page"))
         page_fresh = freshness(p.updated_at, today, aging_days=aging_days, stale_days=stale_days)
+        if page_fresh.level == "unknown" and p.updated_at is None and undated_evidence_only(p.claims):
+            # compiled from lines that carry no date (MEMORY.md written by hand): nothing to age
+            page_fresh = Freshness("undated", None, "its evidence carries no date (lines written by hand)")
         detail = f"{page_fresh.age_days} days" if page_fresh.age_days is not None else page_fresh.reason
         result.freshness.append((p.path, page_fresh.level, detail))
         if page_fresh.level == "stale":
@@ -390,7 +401,9 @@ def render_reports(result: LintResult, stale_days: int) -> dict[str, str]:
         "",
     ]
     stale += ["| page | freshness | detail |", "|---|---|---|"]
-    stale += [f"| `{p}` | {lvl} | {_cell(d)} |" for p, lvl, d in result.freshness if lvl != "fresh"]
+    stale += [
+        f"| `{p}` | {lvl} | {_cell(d)} |" for p, lvl, d in result.freshness if lvl not in ("fresh", "undated")
+    ]
     return {
         "lint": "\n".join(lint) + "\n",
         "contradictions": "\n".join(contra) + "\n",

@@ -36,6 +36,8 @@ from .vault import (
     Evidence,
     Page,
     PageFile,
+    claim_state,
+    counts_as_active,
     dump_yaml,
     normalise_key,
     page_path,
@@ -162,9 +164,9 @@ def search_claims(ctx: Any, query: str, limit: int) -> list[dict[str, Any]]:
             "page_id": page.id,
             "page": page.path,
             "title": page.title,
-            "status": c.status,
+            "status": claim_state(c.status, now_conf, rule.active_threshold),
             "confidence": now_conf,
-            "active": c.status in ("active", "rule") and now_conf >= rule.active_threshold,
+            "active": counts_as_active(c.status, now_conf, rule.active_threshold),
             "evidence": [f"{e.path}#{e.lines}" for e in c.evidence],
             "line": page.line_of(f"({c.id})"),
         }
@@ -235,8 +237,9 @@ def claim_record(ctx: Any, page: PageFile, c: Claim, read: SourceCache) -> dict[
     record.update(
         page=page.path,
         page_id=page.id,
+        status=claim_state(c.status, now_conf, rule.active_threshold),
         confidence_now=now_conf,
-        active=c.status in ("active", "rule") and now_conf >= rule.active_threshold,
+        active=counts_as_active(c.status, now_conf, rule.active_threshold),
         freshness=fresh.level,
     )
     record["evidence"] = [
@@ -521,10 +524,8 @@ def wiki_status(ctx: Any) -> dict[str, Any]:
         )
         for c in p.claims:
             claims += 1
-            if (
-                c.status in ("active", "rule")
-                and c.evidence
-                and confidence(c.evidence, today, rule) >= rule.active_threshold
+            if c.evidence and counts_as_active(
+                c.status, confidence(c.evidence, today, rule), rule.active_threshold
             ):
                 active += 1
     return {

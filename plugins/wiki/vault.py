@@ -177,6 +177,17 @@ def citation(e: Evidence) -> str:
     return f"`{e.path}#{e.lines}`"
 
 
+def claim_state(status: str, confidence: float, threshold: float) -> str:
+    """A claim's state as its page, a search result and ``wiki get`` all say it: its status,
+    except that an active claim below the threshold is ``unconfirmed``."""
+    return status if status != "active" or confidence >= threshold else "unconfirmed"
+
+
+def counts_as_active(status: str, confidence: float, threshold: float) -> bool:
+    """An active claim (or a rule) at or above the threshold."""
+    return status in ("active", "rule") and confidence >= threshold
+
+
 def render_body(page: Page, threshold: float) -> str:
     lines = [f"# {page.title}", ""]
     if page.aliases:
@@ -186,7 +197,7 @@ def render_body(page: Page, threshold: float) -> str:
     if not page.claims:
         lines.append("_No claims yet._")
     for c in page.claims:
-        state = c.status if c.status != "active" or c.confidence >= threshold else "unconfirmed"
+        state = claim_state(c.status, c.confidence, threshold)
         sources = ", ".join(citation(e) for e in c.evidence) or "no evidence"
         lines.append(f"- {c.text} — {state}, confidence {c.confidence:.2f} ({c.id}); evidence: {sources}")
     if page.mentions:

@@ -167,17 +167,32 @@ def why(ctx: Any, lookup: str) -> dict[str, Any]:
     else:
         out["memory_item"] = None
         out["promotion"] = None
-    daily = [s for s in out["evidence"] if s["daily"]]
-    promo = out.get("promotion") or {}
-    out["complete"] = bool(
-        daily
-        and all(s["status"] == "ok" for s in daily)
-        and item is not None
-        and item.key
-        and promo.get("recalls")
-        and promo.get("dream_run")
-    )
+    out["missing"] = chain_gaps(out["evidence"], item, out.get("promotion") or {})
+    out["complete"] = not out["missing"]
     return out
+
+
+def chain_gaps(evidence: list[dict[str, Any]], item: SourceLine | None, promo: dict[str, Any]) -> list[str]:
+    """What the chain claim → daily lines → MEMORY.md item → recalls → dream run lacks (pure);
+    empty when it is complete."""
+    gaps = []
+    daily = [s for s in evidence if s["daily"]]
+    if not daily:
+        gaps.append("a daily note among the evidence (nothing cites one)")
+    for s in daily:
+        if s["status"] != "ok":
+            what = "file is missing" if s["status"] == "missing" else "lines changed since they were cited"
+            gaps.append(f"the evidence {s['path']}#{s['lines']} as cited ({what})")
+    if item is None:
+        gaps.append("a MEMORY.md item (the wiki compiled this claim from the notes; no dream promoted it)")
+    elif not item.key:
+        gaps.append("a promotion key on the MEMORY.md item (written by hand, not by a dream)")
+    else:
+        if not promo.get("recalls"):
+            gaps.append(f"the recalls that led to promoting key {item.key} (none recorded in this index)")
+        if not promo.get("dream_run"):
+            gaps.append(f"the dream run that promoted key {item.key} (none recorded in this index)")
+    return gaps
 
 
 def render_why(data: dict[str, Any]) -> list[str]:
@@ -207,5 +222,8 @@ def render_why(data: dict[str, Any]) -> list[str]:
         )
     for miss in promo.get("missing", []):
         lines.append(f"  (not available: {miss})")
-    lines.append("chain complete" if data["complete"] else "chain incomplete (see above)")
+    if data["complete"]:
+        lines.append("chain complete")
+    else:
+        lines.append("chain incomplete: missing " + "; ".join(data["missing"]))
     return lines

@@ -145,6 +145,14 @@ def test_invalid_schema_refuses(make_plugin) -> None:
         load_manifest(mod2)
 
 
+def test_every_builtin_manifest_has_a_valid_json_schema() -> None:
+    """The host skips the meta-schema check for built-in plugins (it costs every CLI call the
+    jsonschema import): this is where their schemas are checked."""
+    for ep in plugin_entry_points():
+        if is_builtin(ep):
+            load_manifest(ep.load(), ep.name, check_schema=True)
+
+
 def test_invalid_config_value_is_one_line(make_plugin, make_workspace) -> None:
     mod = make_plugin("cfg", "", "")
     ws = make_workspace(config={"plugins": {"cfg": {"level": 9}}})

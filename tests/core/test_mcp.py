@@ -33,6 +33,7 @@ def test_mcp_lists_and_calls_tools_and_reads_resources(make_workspace) -> None:
             bad_type = await s.call_tool("memory_search", {"query": "x", "max_results": "many"})
             internal = await s.call_tool("memory_search", {"query": "x", "source": "gate"})
             unknown = await s.call_tool("no_such_tool", {})
+            service = await s.call_tool("dream_night", {})  # a suite-internal service, never listed
             resources = [str(r.uri) for r in (await s.list_resources()).resources]
             memory = (await s.read_resource("memory://MEMORY.md")).contents[0].text
             today = (await s.read_resource("memory://today")).contents[0].text
@@ -43,6 +44,7 @@ def test_mcp_lists_and_calls_tools_and_reads_resources(make_workspace) -> None:
                 "bad_type": (json.loads(bad_type.content[0].text), bad_type.is_error),
                 "internal": (json.loads(internal.content[0].text), internal.is_error),
                 "unknown": (json.loads(unknown.content[0].text), unknown.is_error),
+                "service": (json.loads(service.content[0].text), service.is_error),
                 "resources": resources,
                 "memory": memory,
                 "today": today,
@@ -61,9 +63,13 @@ def test_mcp_lists_and_calls_tools_and_reads_resources(make_workspace) -> None:
         ("bad_type", "max_results: invalid value 'many'"),
         ("internal", "unknown argument(s) source"),
         ("unknown", "unknown tool 'no_such_tool'"),
+        ("service", "unknown tool 'dream_night'"),
     ):
         result, is_error = out[key]
         assert message in result["error"] and is_error, key
+    for key in ("unknown", "service"):  # the tools it names are exactly the ones listed
+        available = out[key][0]["error"].split("available: ", 1)[1]
+        assert sorted(available.split(", ")) == sorted(tools), key
     assert out["resources"] == ["memory://MEMORY.md", "memory://today"]
     assert out["memory"] == FILES["MEMORY.md"]
     assert out["today"] == FILES["memory/2026-03-05.md"]

@@ -73,6 +73,30 @@ def test_session_end_appends_a_summary_and_can_be_undone(memory) -> None:
     assert daily.read_bytes() == before
 
 
+def test_session_end_writes_nothing_for_a_session_of_greetings_and_thanks(memory) -> None:
+    """Issue 43 item 9: `/quit` after "hi there" wrote "the user said: hi there" to the daily."""
+    daily = memory.workspace.root / "memory" / "2026-03-24.md"
+    before = daily.read_bytes()
+    chatter = {
+        "id": "hello",
+        "messages": [
+            {"role": "user", "content": "hi there"},
+            {"role": "assistant", "content": "Hello! What can I do for you?"},
+            {"role": "user", "content": "ok thanks!"},
+        ],
+    }
+    with clock.pinned(NOW):
+        assert memory.session_end(chatter) is None
+        assert memory.session_end(chatter, model="openai/gpt-4o-mini") is None  # no model call either
+    assert daily.read_bytes() == before
+    # a session with something in it is summarised by what was said, the chatter left out
+    chatter["messages"].insert(2, {"role": "user", "content": "the offsite moved to Rostock"})
+    with clock.pinned(NOW):
+        added = memory.session_end(chatter)
+    assert added and "the user said: the offsite moved to Rostock" in added
+    assert "hi there" not in added and "thanks" not in added
+
+
 def test_session_end_with_a_model(memory) -> None:
     from lifelong import llm
 
@@ -106,5 +130,9 @@ def test_services_are_never_offered_to_a_model(memory) -> None:
         agent=False,
     )
     assert "recall_service" not in {t["function"]["name"] for t in memory.tools()}
-    assert memory.call_tool("recall_service", {}) == {"error": "unknown tool 'recall_service'"}
+    refused = memory.call_tool("recall_service", {})["error"]
+    assert refused.startswith("unknown tool 'recall_service'; available: ")
+    assert refused.split("available: ")[1].split(", ") == sorted(
+        t["function"]["name"] for t in memory.tools()
+    )
     assert host.ctx.call_tool("recall_service") == {"ok": 1}
