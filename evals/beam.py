@@ -363,6 +363,8 @@ def write_workspace(chat: Chat, root: Path, fts_only: bool) -> dict[str, ChatFil
     sync), daily files that no longer belong are removed."""
     import yaml
 
+    from .locomo import _write_if_changed
+
     files = chat_files(chat)
     memory = root / "memory"
     memory.mkdir(parents=True, exist_ok=True)
@@ -373,12 +375,6 @@ def write_workspace(chat: Chat, root: Path, fts_only: bool) -> dict[str, ChatFil
     for rel, f in files.items():
         _write_if_changed(root / rel, f.text)
     return files
-
-
-def _write_if_changed(path: Path, text: str) -> None:
-    if path.exists() and path.read_text("utf-8") == text:
-        return
-    path.write_text(text, encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------------
