@@ -61,7 +61,7 @@ def retrieval_post(ctx: Context, request: SearchRequest, candidates: list[Candid
     from . import reading
 
     if request.mode == "current":
-        reading.newest_first(candidates)
+        reading.newest_first(candidates, query=request.query)
     reading.filter_candidates(ctx, request, candidates)
 
 

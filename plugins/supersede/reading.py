@@ -16,11 +16,12 @@ plugins (task focus) see the same list."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 import secrets
 from typing import Any
 
 from lifelong.contracts import Candidate, FileChanges, SearchRequest
-from lifelong.facts import differing_values, restates_with_new_value
+from lifelong.facts import differing_values, restates_with_new_value, typed_values
 from lifelong.journal import Journal
 
 from . import ledger
@@ -58,12 +59,23 @@ NEWEST_FIRST_POOL = 12  # how many of the best candidates are compared pair by p
 RECENCY_BAND = 0.85  # a newer line this close in score to an older one with another value leads
 
 
-def newest_first(candidates: list[Candidate], pool: int = NEWEST_FIRST_POOL) -> None:
+def names_value(asked: str, text: str) -> bool:
+    """Whether the question (``asked``: lower case, letters and digits only) names one of the
+    identifiers or numbers ``text`` states ("ERR LOCK 77" names "ERR_LOCK_77")."""
+    return bool(asked) and any(
+        shape in ("ident", "number", "phone") and re.sub(r"[\W_]", "", value) in asked
+        for shape, value in typed_values(text)
+        if len(re.sub(r"[\W_]", "", value)) >= 2
+    )
+
+
+def newest_first(candidates: list[Candidate], pool: int = NEWEST_FIRST_POOL, query: str = "") -> None:
     """Of two candidates stating different values of the same thing
     (:func:`lifelong.facts.restates_with_new_value`) from different days, the newer ranks just
     above the older, and each carries what it is: ``extra["replaces"]`` (the older's citation and
     day) on the newer, ``extra["earlier_than"]`` on the older. Nothing is hidden: both stay
     visible, newest first, with their dates. In place."""
+    asked = re.sub(r"[\W_]", "", query.lower())  # the question, as a value is compared
     best = sorted(
         (c for c in candidates if c.source_date is not None and not c.evergreen),
         key=lambda c: c.score,
@@ -73,7 +85,9 @@ def newest_first(candidates: list[Candidate], pool: int = NEWEST_FIRST_POOL) -> 
         for newer in best:
             if newer is older or (newer.source_date or 0.0) <= (older.source_date or 0.0):
                 continue
-            if "earlier_than" in older.extra or not restates_with_new_value(older.text, newer.text):
+            if "earlier_than" in older.extra or names_value(asked, older.text):
+                continue  # the question names the older line's value ("ERR_LOCK_77"): it is what is asked
+            if not restates_with_new_value(older.text, newer.text):
                 continue
             day = dt.datetime.fromtimestamp(newer.source_date or 0.0, dt.UTC).date().isoformat()
             older.extra = {**older.extra, "earlier_than": {"citation": newer.citation, "date": day}}
@@ -93,6 +107,8 @@ def newest_first(candidates: list[Candidate], pool: int = NEWEST_FIRST_POOL) -> 
                 continue
             if not differing_values(older.text, newer.text):
                 continue
+            if names_value(asked, older.text):
+                continue  # the question names the older line's value ("ERR_LOCK_77"): it stays first
             newer.score = older.score + 1e-6
             newer.hybrid = max(newer.hybrid, older.hybrid)
 
