@@ -47,13 +47,20 @@ def _tail(text: str, limit: int) -> str:
 
 class Memory:
     """The memory of one agent workspace, for a runtime. ``host`` may be given (tests, embedding
-    applications); otherwise every installed plugin is loaded."""
+    applications); otherwise every installed plugin is loaded.
+
+    Making one brings the index in line with the files (the ``memory_index`` tool: what changed is
+    chunked, and embedded for at most ``recall.auto_sync_embed_budget_s``; the rest is searched by
+    its words until ``lifelong index`` embeds it), so the first reply's gate searches instead of
+    indexing inside its deadline; ``index_report`` says what that sync did."""
 
     def __init__(self, workspace: str | os.PathLike[str] | Workspace, *, host: Host | None = None):
         ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         self.host = host if host is not None else Host(ws)
         self.workspace = ws
-        self.host.tools  # noqa: B018 - registered now, so the first reply's gate deadline never pays their imports
+        self.index_report: JSONObject | None = None
+        if "memory_index" in self.host.tools:  # registering the tools pays their imports now too
+            self.index_report = self.host.call_tool("memory_index", {})
 
     # the session ------------------------------------------------------------------------------
     def session_start(self, session: Session, *, budget_chars: int = BOOTSTRAP_CHARS) -> str:

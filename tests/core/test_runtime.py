@@ -25,6 +25,18 @@ def memory(make_host):
     return Memory(host.workspace, host=host)
 
 
+def test_memory_brings_the_index_up_to_date_before_the_first_reply(make_workspace) -> None:
+    """Issue 43 item 11: on a fresh workspace the first before_reply indexed (and embedded) every
+    file inside the gate's deadline. Memory() does that sync itself, so the first reply searches."""
+    from lifelong_plugins.recall.service import index_for
+
+    ws = make_workspace(FILES, {"embedding": {"provider": "none"}})
+    with clock.pinned(NOW), Memory(ws) as memory:
+        idx = index_for(memory.host.ctx)
+        assert not idx.needs_sync()
+        assert memory.host.store.conn.execute("SELECT count(*) FROM files").fetchone()[0] == len(FILES)
+
+
 def test_session_start_loads_memory_today_and_yesterday_within_budget(memory) -> None:
     with clock.pinned(NOW):
         direct = memory.session_start({"id": "s", "chat_type": "direct"})
