@@ -122,6 +122,8 @@ def plan_rem(
         later = candidates.get(corr.later)
         item = Revision(corr.earlier, c.text, corr.later, later.text if later else "", tuple(corr.shared))
         now_status = status.get(c.key, c.status)
+        if now_status == "staged" and corr.confidence < STAGED_SUPERSEDE_CONFIDENCE:
+            continue  # a fact not yet promoted is set aside only on a sure update: else both stay staged
         if now_status == "staged":
             status[c.key], corrected_by[c.key] = "superseded", corr.later
             supersede.append(item)
@@ -129,6 +131,12 @@ def plan_rem(
             corrected_by[c.key] = corr.later
             outdated.append(item)
     return RemPlan(tuple(themes), tuple(reinforce), tuple(truths), tuple(supersede), tuple(outdated))
+
+
+# a staged fact is superseded (never promoted) only when the later line surely updates it; a
+# promoted one is marked (and struck through once its correction is in MEMORY.md) from
+# themes.CORRECTION_CONFIDENCE
+STAGED_SUPERSEDE_CONFIDENCE = 0.9
 
 
 @dataclass(frozen=True)

@@ -195,6 +195,7 @@ class Correction:
     earlier: str
     later: str
     shared: tuple[str, ...]
+    confidence: float = 1.0  # lifelong.facts.relate's confidence that the later line updates the earlier
 
 
 # "not 9:30 any more", "no longer on May 12", "instead of Tuesday": the value a note says is no
@@ -241,5 +242,5 @@ def find_corrections(entries: list[Entry], candidates: dict[str, Entry]) -> list
                     continue
             if not (asserted_tags(e.text) - concept_tags(c.text)) and not relation.fresh:
                 continue  # nothing new asserted: a restatement of the correction
-            out.append(Correction(key, e.key, tuple(sorted(c.terms & e.terms))))
+            out.append(Correction(key, e.key, tuple(sorted(c.terms & e.terms)), relation.confidence))
     return out
