@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, islice
 from typing import Any
 
 import numpy as np
@@ -299,6 +299,59 @@ def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
     return np.where(union > 0, inter / np.maximum(union, 1.0), 0.0)
 
 
+def token_bits(sets: Sequence[frozenset[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Token sets as bit rows (n, words of 64 bits) and their sizes: what :func:`jaccard_row`
+    compares."""
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in tokens_] for tokens_ in sets]
+    lengths = [len(x) for x in ids]
+    n = len(sets)
+    incidence = np.zeros((n, 64 * max(1, -(-len(vocab) // 64))), dtype=bool)
+    if vocab:
+        rows = np.repeat(np.arange(n), lengths)
+        incidence[rows, np.fromiter(chain.from_iterable(ids), dtype=np.intp, count=sum(lengths))] = True
+    return np.packbits(incidence, axis=1).view(np.uint64), np.asarray(lengths, dtype=np.float64)
+
+
+def jaccard_row(bits: np.ndarray, sizes: np.ndarray, i: int) -> np.ndarray:
+    """The Jaccard similarity of set ``i`` to every set (a row of :func:`jaccard_matrix`, the
+    same values: popcounts of the ANDed bit rows, no BLAS)."""
+    inter = np.bitwise_count(bits & bits[i]).sum(axis=1).astype(np.float64)
+    union = sizes + sizes[i] - inter
+    return np.where(union > 0, inter / np.maximum(union, 1.0), 0.0)
+
+
+def mmr_order(
+    candidates: Sequence[Candidate], *, lam: float, drop_above: float = 0.85
+) -> Iterator[tuple[Candidate, float, float]]:
+    """Maximal marginal relevance over token-set Jaccard similarity, lazily: repeatedly pick the
+    candidate maximising lam*score - (1-lam)*max_similarity_to_picked and yield it with its
+    penalty (that similarity) and that value. Near-duplicates of an already picked candidate
+    sink, and those at or above ``drop_above`` similarity are dropped (an overlapping chunk or a
+    copied paragraph). The picks do not depend on how many are taken, and their values never
+    rise (each candidate's value only falls as picks are added, and the best is taken each time).
+
+    Each candidate's highest similarity to the picks so far is kept up to date from the pick's
+    row of similarities, computed when it is picked: the cost is O(picks x candidates)."""
+    pool = sorted(candidates, key=lambda c: c.score, reverse=True)
+    if not pool:
+        return
+    bits, sizes = token_bits([token_set(c.text) for c in pool])
+    relevance = lam * np.array([c.score for c in pool], dtype=np.float64)
+    max_sim = np.zeros(len(pool), dtype=np.float64)
+    alive = np.ones(len(pool), dtype=bool)
+    picked = False
+    for _ in range(len(pool)):
+        value = np.where(alive, relevance - (1 - lam) * max_sim, -np.inf)
+        best = int(np.argmax(value))  # the first of equals, as the candidates are ordered
+        alive[best] = False
+        if picked and max_sim[best] >= drop_above:
+            continue
+        picked = True
+        yield pool[best], float(max_sim[best]), float(value[best])
+        np.maximum(max_sim, jaccard_row(bits, sizes, best), out=max_sim)
+
+
 def mmr(
     candidates: Sequence[Candidate],
     *,
@@ -306,29 +359,9 @@ def mmr(
     limit: int,
     drop_above: float = 0.85,
 ) -> list[Candidate]:
-    """Maximal marginal relevance over token-set Jaccard similarity: repeatedly pick the
-    candidate maximising lam*score - (1-lam)*max_similarity_to_picked. Near-duplicates of an
-    already picked candidate sink, and those at or above ``drop_above`` similarity are dropped
-    (an overlapping chunk or a copied paragraph). Picks keep their original score.
-
-    Each candidate's highest similarity to the picks so far is kept up to date as picks are
-    added, so the cost is O(limit x candidates) over one precomputed similarity matrix."""
-    pool = sorted(candidates, key=lambda c: c.score, reverse=True)
-    if not pool:
-        return []
-    sim = jaccard_matrix([token_set(c.text) for c in pool])
-    scores = np.array([c.score for c in pool], dtype=np.float64)
-    max_sim = np.zeros(len(pool), dtype=np.float64)
-    alive = np.ones(len(pool), dtype=bool)
-    picked: list[Candidate] = []
-    penalties: list[float] = []
-    while alive.any() and len(picked) < limit:
-        value = np.where(alive, lam * scores - (1 - lam) * max_sim, -np.inf)
-        best = int(np.argmax(value))  # the first of equals, as the candidates are ordered
-        alive[best] = False
-        if picked and max_sim[best] >= drop_above:
-            continue
-        picked.append(pool[best])
-        penalties.append(float(max_sim[best]))
-        np.maximum(max_sim, sim[best], out=max_sim)
-    return [replace(c, mmr_penalty=p) for c, p in zip(picked, penalties, strict=True)]
+    """The first ``limit`` picks of :func:`mmr_order`, each with its ``mmr_penalty``; picks keep
+    their original score."""
+    return [
+        replace(c, mmr_penalty=p)
+        for c, p, _value in islice(mmr_order(candidates, lam=lam, drop_above=drop_above), limit)
+    ]
