@@ -246,6 +246,7 @@ def search_cmd(
                 f"  relevance {fmt(r['relevance'])}  mmr-penalty {fmt(e['mmr_penalty'], 2)}"
                 + ("  (lexical rescue)" if e["rescued"] else "")
                 + (f"  answers: {extra['answers']}" if extra.get("answers") else "")
+                + ("  preference" if extra.get("preference") else "")
                 + (f"  fragments: {len(extra['matched'])}" if extra.get("matched") else "")
                 + ("  (whole message)" if extra.get("context") == "message" else "")
             )

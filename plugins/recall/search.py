@@ -26,7 +26,7 @@ from lifelong.privacy import corpus_predicate
 from lifelong.text import fold, is_stopword, stem, words
 from lifelong.workspace import daily_date
 
-from .answer import asked_kind, asked_stems, holds_kind
+from .answer import asked_kind, asked_stems, asks_advice, holds_kind, states_preference
 from .chunking import ROLE_RE, SPEAKER_RE
 from .index import RecallIndex, is_generated_path
 from .messages import Messages
@@ -168,8 +168,9 @@ def marks_a_speaker_asked(text: str, names: frozenset[str]) -> bool:
 
 def _line_marks(lines: list[str]) -> tuple[list[tuple[str, ...] | None], Counter[tuple[str, ...]]]:
     """Per line, the speaker it marks (a chat role, or a name: one to three capitalised words),
-    () for a heading or a label ("Rent for the flat:"), None for neither; and how many lines each
-    name marks."""
+    () for a heading or a label in bold ("**On call:**"), None for neither (a plain "Always keep
+    my resume minimalist: one page." is a sentence of the turn it is in); and how many lines
+    each name marks."""
     marks: list[tuple[str, ...] | None] = []
     names: Counter[tuple[str, ...]] = Counter()
     for line in lines:
@@ -182,6 +183,8 @@ def _line_marks(lines: list[str]) -> tuple[list[tuple[str, ...] | None], Counter
             who = tuple(words(m.group(1)))
             names[who] += 1
             marks.append(who)
+        elif m and m.re is SPEAKER_RE:
+            marks.append(None)  # "Always keep my resume minimalist: one page." goes on a turn
         elif m or _HEADING_LINE.match(line):
             marks.append(())
         else:
@@ -914,6 +917,10 @@ class Searcher:
         asked_words = set(words(req.query))
         roles: dict[int, dict[int, tuple[str, ...]]] = {}  # chunk id -> its lines' continued speakers
         names_asked = speaker_names_asked(asked_words)
+        preference_boost = cfg["preference_boost"]
+        advice = bool(preference_boost) and asks_advice(req.query)  # "how should I ...": the user's own rules
+        if advice:
+            names_asked |= USER_ROLES
         ref = at.timestamp()
         rows_u: list[tuple] = []  # chunk id, unit id, start, end, heading, text, counts, length, cosine
         chunk_counts: dict[int, tuple[dict[str, int], int]] = {}
@@ -954,9 +961,11 @@ class Searcher:
             sim = (1 - alpha) * (centred_cosine(cos, background) or 0.0) + alpha * chunk_sim[cid]
             lex = (1 - alpha) * unit_lex + alpha * chunk_lex[cid]
             hybrid = hybrid_score(sim, lex, vw, tw)
-            if speaker_boost and asked_words:
+            prefers = False
+            if (speaker_boost and asked_words) or advice:
                 who = speaker_of(text)
-                if not who:
+                turn: tuple[str, ...] = ()
+                if not who or advice:
                     if cid not in roles:
                         chunk = chunks[cid]
                         roles[cid] = (
@@ -964,9 +973,14 @@ class Searcher:
                             if marks_a_speaker_asked(chunk.text, names_asked)
                             else {}
                         )
-                    who = roles[cid].get(a, ())
-                if speaker_asked(who, asked_words):
+                    turn = roles[cid].get(a, ())
+                who = who or turn
+                if speaker_boost and speaker_asked(who, asked_words):
                     hybrid *= 1.0 + speaker_boost
+                user = any(w and set(w) <= USER_ROLES for w in (who, turn))
+                prefers = advice and user and states_preference(text)
+                if prefers:
+                    hybrid *= 1.0 + preference_boost
             answers = (
                 kind is not None and (lex > 0 or _under(heading, terms)) and holds_kind(text, kind, asked)
             )
@@ -975,10 +989,10 @@ class Searcher:
             score = hybrid * decays[cid]
             key = (chunks[cid].path, a, b)
             if key not in best or score > best[key][0]:
-                best[key] = (score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers)
+                best[key] = (score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers, prefers)
         keep = 2 * mmr_pool_size(req.max_tokens)
         out: list[Candidate] = []
-        for score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers in heapq.nlargest(
+        for score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers, prefers in heapq.nlargest(
             keep, best.values(), key=lambda r: r[0]
         ):
             c = replace(chunks[cid], start_line=a, end_line=b, text=text, heading=heading)
@@ -988,6 +1002,8 @@ class Searcher:
                 c.extra = {**c.extra, "unit_id": uid}
             if answers:  # holds the kind of answer the question asks for (``answer_boost``)
                 c.extra = {**c.extra, "answers": kind}
+            if prefers:  # the user's own standing rule, on a "how should I" (``preference_boost``)
+                c.extra = {**c.extra, "preference": True}
             out.append(c)
         return out
 

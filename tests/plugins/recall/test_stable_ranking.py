@@ -243,3 +243,51 @@ def test_chat_dailies_hold_plenty_of_text() -> None:
     files = chat_dailies()
     assert sum(estimate_tokens(t) for t in files.values()) > 10000
     assert sum(t.count("\n") for t in files.values()) > 600
+
+
+def test_asking_what_to_do_and_stating_a_standing_rule_are_recognised() -> None:
+    from lifelong_plugins.recall.answer import asks_advice, states_preference
+
+    for q in ("how should I format my resume?", "what should my resume look like?", "How do I pack?"):
+        assert asks_advice(q), q
+    for q in ("How do Jon and Gina both like to destress?", "What did Sam suggest Evan should do?", "resume"):
+        assert not asks_advice(q), q
+    for text in (
+        "**User:** Always keep my resume minimalist.",
+        "I prefer short emails: three sentences at most.",
+        "I'd rather take trains than fly.",
+        "Please keep any gift under 50 euros.",
+        "Never book me flights before 9 am.",
+    ):
+        assert states_preference(text), text
+    for text in ("A strong resume leads with a summary.", "I had a long day at work today.", "Can you help?"):
+        assert not states_preference(text), text
+
+
+def test_a_users_standing_rule_ranks_above_advice_on_a_what_should_i_question(make_workspace) -> None:
+    from lifelong_evals.standing_preferences import START, TOPICS, dailies
+    from lifelong_plugins.recall.search import turn_roles
+
+    files = dailies()  # evals/standing_preferences.py: a month of chat, sixteen standing rules
+    day = f"memory/{START + dt.timedelta(days=1)}.md"  # the rule follows the user's first paragraph
+    assert turn_roles(files[day], 1)[5] == ("user",)
+    # a plain sentence with a colon marks no speaker, a label in bold still ends a turn
+    talk = "**User:** Hi.\n\nI prefer tea: green.\n\n**On call:** Tom\n\nBye.\n"  # lines 1, 3, 5, 7
+    assert turn_roles(talk, 1) == {3: ("user",)}
+    rule, question = TOPICS[0][0], "what should my resume look like?"
+    got = {}
+    for boost in (0.2, 0.0):
+        host = Host(make_workspace(files, {"plugins": {"recall": {"preference_boost": boost}}}), **RECALL)
+        try:
+            with clock.pinned(dt.datetime(2026, 2, 6, 9, 0, tzinfo=BERLIN)):
+                req = service.make_request(host.ctx, query=question, max_results=10)
+                got[boost] = service.run_search(host.ctx, req).results
+        finally:
+            host.close()
+    units = {b: {p.text: p for c in rs for p in (c.parts or (c,))} for b, rs in got.items()}
+    said = next(t for t in units[0.2] if rule in t)
+    assert abs(units[0.2][said].hybrid - 1.2 * units[0.0][said].hybrid) < 1e-6
+    assert units[0.2][said].extra.get("preference") and not units[0.0][said].extra.get("preference")
+    assert not any(u.extra.get("preference") for t, u in units[0.2].items() if t.startswith("**Assistant:**"))
+    # the user's rule comes first (the ranking effect over the month: evals/standing_preferences.py)
+    assert rule in got[0.2][0].text
