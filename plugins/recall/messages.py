@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _ITEM = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s")  # a top-level list item (not indented)
@@ -50,16 +51,17 @@ def message_spans(
 
     for i, line in enumerate(lines):
         n = first_line + i
+        kind = _kind(line)
         if fence:
             last = n
-            if _FENCE.match(line):
+            if kind == "fence":
                 fence = False
             continue
-        if not line.strip():
+        if kind == "blank":
             if not turn:
                 close()
             continue
-        if _HEADING.match(line):
+        if kind == "heading":
             close()
             turn = False
             continue
@@ -67,17 +69,31 @@ def message_spans(
             close()
             start, last, turn = n, n, True
             continue
-        if opens[i] is False or (not turn and (_ITEM.match(line) or _TABLE_ROW.match(line))):
+        if opens[i] is False or (not turn and kind == "item"):
             close()
             start, last, turn = n, n, False
         elif start is None:
             start, last, turn = n, n, False
         else:
             last = n
-        if _FENCE.match(line):
+        if kind == "fence":
             fence = True
     close()
     return out
+
+
+@lru_cache(maxsize=200_000)
+def _kind(line: str) -> str:
+    """blank, heading, item (a top-level list item or a table row), fence, or text (cached)."""
+    if not line.strip():
+        return "blank"
+    if _HEADING.match(line):
+        return "heading"
+    if _ITEM.match(line) or _TABLE_ROW.match(line):
+        return "item"
+    if _FENCE.match(line):
+        return "fence"
+    return "text"
 
 
 class Messages:

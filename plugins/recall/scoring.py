@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -299,18 +300,28 @@ def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
     return np.where(union > 0, inter / np.maximum(union, 1.0), 0.0)
 
 
-def token_bits(sets: Sequence[frozenset[str]]) -> tuple[np.ndarray, np.ndarray]:
-    """Token sets as bit rows (n, words of 64 bits) and their sizes: what :func:`jaccard_row`
-    compares."""
-    vocab: dict[str, int] = {}
-    ids = [[vocab.setdefault(t, len(vocab)) for t in tokens_] for tokens_ in sets]
-    lengths = [len(x) for x in ids]
-    n = len(sets)
+_VOCAB: dict[str, int] = {}  # token -> a number, for the process (what token_ids are made of)
+_VOCAB_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=100_000)
+def token_ids(text: str) -> np.ndarray:
+    """The numbers of :func:`token_set`'s tokens (cached: a unit meets many queries)."""
+    with _VOCAB_LOCK:
+        return np.array([_VOCAB.setdefault(t, len(_VOCAB)) for t in token_set(text)], dtype=np.int64)
+
+
+def token_bits(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The token sets of ``texts`` as bit rows (n, words of 64 bits) and their sizes: what
+    :func:`jaccard_row` compares."""
+    ids = [token_ids(t) for t in texts]
+    lengths = np.array([len(x) for x in ids], dtype=np.intp)
+    n = len(texts)
+    every = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    vocab, column = np.unique(every, return_inverse=True)
     incidence = np.zeros((n, 64 * max(1, -(-len(vocab) // 64))), dtype=bool)
-    if vocab:
-        rows = np.repeat(np.arange(n), lengths)
-        incidence[rows, np.fromiter(chain.from_iterable(ids), dtype=np.intp, count=sum(lengths))] = True
-    return np.packbits(incidence, axis=1).view(np.uint64), np.asarray(lengths, dtype=np.float64)
+    incidence[np.repeat(np.arange(n), lengths), column] = True
+    return np.packbits(incidence, axis=1).view(np.uint64), lengths.astype(np.float64)
 
 
 def jaccard_row(bits: np.ndarray, sizes: np.ndarray, i: int) -> np.ndarray:
@@ -322,7 +333,7 @@ def jaccard_row(bits: np.ndarray, sizes: np.ndarray, i: int) -> np.ndarray:
 
 
 def mmr_order(
-    candidates: Sequence[Candidate], *, lam: float, drop_above: float = 0.85
+    candidates: Sequence[Candidate], *, lam: float, drop_above: float = 0.85, floor: float | None = None
 ) -> Iterator[tuple[Candidate, float, float]]:
     """Maximal marginal relevance over token-set Jaccard similarity, lazily: repeatedly pick the
     candidate maximising lam*score - (1-lam)*max_similarity_to_picked and yield it with its
@@ -332,19 +343,24 @@ def mmr_order(
     rise (each candidate's value only falls as picks are added, and the best is taken each time).
 
     Each candidate's highest similarity to the picks so far is kept up to date from the pick's
-    row of similarities, computed when it is picked: the cost is O(picks x candidates)."""
+    row of similarities, computed when it is picked: the cost is O(picks x candidates). With a
+    ``floor``, the order stops once no candidate scoring at least ``floor`` is left (a caller
+    that keeps only those need not order the rest)."""
     pool = sorted(candidates, key=lambda c: c.score, reverse=True)
     if not pool:
         return
-    bits, sizes = token_bits([token_set(c.text) for c in pool])
-    relevance = lam * np.array([c.score for c in pool], dtype=np.float64)
+    bits, sizes = token_bits([c.text for c in pool])
+    scores = np.array([c.score for c in pool], dtype=np.float64)
+    relevance = lam * scores
     max_sim = np.zeros(len(pool), dtype=np.float64)
     alive = np.ones(len(pool), dtype=bool)
+    left = len(pool) if floor is None else int(np.count_nonzero(scores >= floor))
     picked = False
-    for _ in range(len(pool)):
+    while left > 0:
         value = np.where(alive, relevance - (1 - lam) * max_sim, -np.inf)
         best = int(np.argmax(value))  # the first of equals, as the candidates are ordered
         alive[best] = False
+        left -= floor is None or scores[best] >= floor
         if picked and max_sim[best] >= drop_above:
             continue
         picked = True

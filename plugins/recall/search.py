@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ import numpy as np
 from lifelong.contracts import Candidate, SearchRequest
 from lifelong.markdown import estimate_tokens, strip_comments
 from lifelong.privacy import corpus_predicate
-from lifelong.text import fold, is_stopword, stem, words
+from lifelong.text import fold, is_stopword, jaccard, stem, words
 from lifelong.workspace import daily_date
 
 from .answer import asked_kind, asked_stems, asks_advice, holds_kind, states_preference
@@ -44,6 +45,7 @@ from .scoring import (
     query_terms,
     term_counts,
     term_of,
+    token_set,
 )
 from .vector_store import SENTENCE_DTYPE
 from .vectors import pack_codes
@@ -119,10 +121,11 @@ BOLD_SPEAKER_RE = re.compile(
 )
 
 
+@lru_cache(maxsize=200_000)
 def speaker_of(text: str) -> tuple[str, ...]:
     """The folded words of the speaker a unit's first line is marked with (``- [D1:3] Caroline:
     ...``, ``**Caroline:** ...``, or a chat role however marked: ``**User:**``, ``assistant:``),
-    or () when it has none."""
+    or () when it has none (cached: a unit meets many queries)."""
     m = ROLE_RE.match(text) or SPEAKER_RE.match(text)
     if m is None:
         m = BOLD_SPEAKER_RE.match(text)
@@ -174,22 +177,28 @@ def _line_marks(lines: list[str]) -> tuple[list[tuple[str, ...] | None], Counter
     marks: list[tuple[str, ...] | None] = []
     names: Counter[tuple[str, ...]] = Counter()
     for line in lines:
-        m = ROLE_RE.match(line)
-        if m:
-            marks.append(tuple(words(m.group(1))))
-            continue
-        m = SPEAKER_RE.match(line) or BOLD_SPEAKER_RE.match(line)
-        if m and _is_name(m.group(1)):
-            who = tuple(words(m.group(1)))
-            names[who] += 1
-            marks.append(who)
-        elif m and m.re is SPEAKER_RE:
-            marks.append(None)  # "Always keep my resume minimalist: one page." goes on a turn
-        elif m or _HEADING_LINE.match(line):
-            marks.append(())
-        else:
-            marks.append(None)
+        mark, is_name = _line_mark(line)
+        if is_name:
+            names[mark] += 1  # type: ignore[index]
+        marks.append(mark)
     return marks, names
+
+
+@lru_cache(maxsize=200_000)
+def _line_mark(line: str) -> tuple[tuple[str, ...] | None, bool]:
+    """One line's mark (see :func:`_line_marks`) and whether it is a name (cached: a daily's
+    lines meet every search that reads them)."""
+    m = ROLE_RE.match(line)
+    if m:
+        return tuple(words(m.group(1))), False
+    m = SPEAKER_RE.match(line) or BOLD_SPEAKER_RE.match(line)
+    if m and _is_name(m.group(1)):
+        return tuple(words(m.group(1))), True
+    if m and m.re is SPEAKER_RE:
+        return None, False  # "Always keep my resume minimalist: one page." goes on a turn
+    if m or _HEADING_LINE.match(line):
+        return (), False
+    return None, False
 
 
 def _conversation(names: Counter[tuple[str, ...]]) -> bool:
@@ -535,7 +544,6 @@ def select_results(
     per_corpus: Counter[str] = Counter()
     terms = query_terms(req.query) if budget is not None else ()
     shaper = MessageShaper(pool, req.min_score, messages, snippet_chars)
-    ranked: list[Candidate] = []
     results: list[Candidate] = []
     used = 0
 
@@ -561,27 +569,32 @@ def select_results(
             return sum(min(n, cap) for n in per_corpus.values()) < req.max_results
         return want is None or len(results) < want
 
-    order = mmr_order(pool, lam=lam, drop_above=cfg["mmr_duplicate_threshold"])
-    for c, penalty, value in order:
-        pick = replace(c, mmr_penalty=penalty, relevance=c.score, score=ordering_score(value, lam))
-        ranked.append(pick)
-        if c.score >= req.min_score and not take(pick):
-            return cap_per_corpus(results, req) if req.corpus == "all" else results
-    passing = [c for c in ranked if relevance_of(c) >= req.min_score]
-    strong = sorted(
-        (c for c in ranked if c.bm25 and c.bm25 >= cfg["lexical_rescue_min"]),
-        key=lambda c: c.bm25 or 0.0,
-        reverse=True,
-    )[:2]
-    if not passing:
-        strong = (
-            strong or sorted((c for c in ranked if c.bm25), key=lambda c: c.bm25 or 0.0, reverse=True)[:1]
-        )
+    # MMR orders the whole pool (a pick below min_score still penalises what resembles it), up
+    # to the last candidate passing min_score
+    drop_above = cfg["mmr_duplicate_threshold"]
+    for c, penalty, value in mmr_order(pool, lam=lam, drop_above=drop_above, floor=req.min_score):
+        if c.score >= req.min_score:
+            pick = replace(c, mmr_penalty=penalty, relevance=c.score, score=ordering_score(value, lam))
+            if not take(pick):
+                return cap_per_corpus(results, req) if req.corpus == "all" else results
+    # the rescue: the pool's best keyword hits (not near-duplicates of a result), when below min_score
+    shown = [token_set(r.text) for r in results]
+    hits = (
+        c
+        for c in sorted((c for c in pool if c.bm25), key=lambda c: c.bm25 or 0.0, reverse=True)
+        if all(jaccard(token_set(c.text), t) < drop_above for t in shown)
+    )
+    best = next(hits, None)
+    strong = [
+        c for c in (best, next(hits, None)) if c is not None and (c.bm25 or 0.0) >= cfg["lexical_rescue_min"]
+    ]
+    if best is not None and not strong and not any(c.score >= req.min_score for c in pool):
+        strong = [best]
     rescued: list[Candidate] = []
     for c in strong:
-        if relevance_of(c) < req.min_score:
+        if c.score < req.min_score:
             floor = (rescued or results)[-1].score if (rescued or results) else c.score
-            rescued.append(replace(c, rescued=True, score=min(c.score, floor)))
+            rescued.append(replace(c, rescued=True, relevance=c.score, score=min(c.score, floor)))
     if req.corpus == "all":
         capped = cap_per_corpus(results, req)
         return capped + rescued[: max(0, req.max_results - len(capped))]
@@ -879,8 +892,10 @@ class Searcher:
         """Score every unit of the candidate chunks: its own cosine and lexical score, blended
         with its chunk's (``context_weight``), times the bounded decay (and the query's period).
         A chunk without units (an index built before units existed) is scored as one unit. The
-        best ``2 x mmr_pool_size`` become candidates (a unit in two overlapping chunks once): a
-        number that does not depend on k. The chunks read are kept for :meth:`messages`."""
+        best :func:`mmr_pool_size` become candidates (a unit in two overlapping chunks once): a
+        number that does not depend on k, five times the 60 of k = 6 before (so re-scoring
+        plugins still lift a unit from well below the results into them). The chunks read are
+        kept for :meth:`messages`."""
         cfg = self.config
         chunks = {row[0]: _candidate(row) for row in rows}
         self._read = [(c.path, c.start_line, c.text) for c in chunks.values()]
@@ -977,10 +992,10 @@ class Searcher:
                 who = who or turn
                 if speaker_boost and speaker_asked(who, asked_words):
                     hybrid *= 1.0 + speaker_boost
-                user = any(w and set(w) <= USER_ROLES for w in (who, turn))
-                prefers = advice and user and states_preference(text)
-                if prefers:
-                    hybrid *= 1.0 + preference_boost
+                if advice and any(w and set(w) <= USER_ROLES for w in (who, turn)):
+                    prefers = states_preference(text)
+                    if prefers:
+                        hybrid *= 1.0 + preference_boost
             answers = (
                 kind is not None and (lex > 0 or _under(heading, terms)) and holds_kind(text, kind, asked)
             )
@@ -990,14 +1005,29 @@ class Searcher:
             key = (chunks[cid].path, a, b)
             if key not in best or score > best[key][0]:
                 best[key] = (score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers, prefers)
-        keep = 2 * mmr_pool_size(req.max_tokens)
+        keep = mmr_pool_size(req.max_tokens)
         out: list[Candidate] = []
         for score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers, prefers in heapq.nlargest(
             keep, best.values(), key=lambda r: r[0]
         ):
-            c = replace(chunks[cid], start_line=a, end_line=b, text=text, heading=heading)
-            c.cosine, c.similarity, c.bm25, c.fts_rank = cos, sim, lex, fts.get(cid)
-            c.hybrid, c.decay, c.score = hybrid, decays[cid], score
+            # the chunk's fields with the unit's (a fifth of dataclasses.replace's cost, which
+            # reads the fields' definitions each time: up to 600 units a search)
+            c = Candidate(
+                **{
+                    **vars(chunks[cid]),
+                    "start_line": a,
+                    "end_line": b,
+                    "text": text,
+                    "heading": heading,
+                    "cosine": cos,
+                    "similarity": sim,
+                    "bm25": lex,
+                    "fts_rank": fts.get(cid),
+                    "hybrid": hybrid,
+                    "decay": decays[cid],
+                    "score": score,
+                }
+            )
             if uid >= 0:
                 c.extra = {**c.extra, "unit_id": uid}
             if answers:  # holds the kind of answer the question asks for (``answer_boost``)
