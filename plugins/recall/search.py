@@ -418,7 +418,7 @@ def select_answered(candidates: list[Candidate], req: SearchRequest, cfg: dict[s
 RESULTS_CEILING = 100  # the most results a request may ask for (max_results' maximum, plugin.yaml)
 
 
-MIN_UNIT_TOKENS = 8  # a token budget may need this many units per 8 tokens (short lines)
+MIN_UNIT_TOKENS = 8  # a budget of N tokens may take N / 8 units (lines of a few words)
 
 
 def mmr_pool_size(max_tokens: int | None = None) -> int:
