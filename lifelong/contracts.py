@@ -86,7 +86,12 @@ class SearchRequest:
 class Candidate:
     """One search candidate as it moves through the ranking. ``corpus`` names where it comes
     from (memory, wiki, or a supplement's own name); ``extra`` carries what a plugin attached
-    (a wiki hit's claim id and evidence, a concept-index match) through to the result."""
+    (a wiki hit's claim id and evidence, a concept-index match) through to the result.
+
+    ``score`` is what orders the candidates at each step: relevance (hybrid x decay, re-scored
+    by plugins) until MMR, then MMR's value of the pick on the same scale (see
+    ``recall.search.select_results``), which ``relevance`` keeps the score before. ``parts``:
+    the units a result merges (fragments of one message), each with its own scores."""
 
     chunk_id: int
     path: str
@@ -114,6 +119,8 @@ class Candidate:
     upcoming: bool = False
     # the source dates (epoch seconds, ascending) of near-duplicates folded into this result
     also_dates: tuple[float, ...] = ()
+    relevance: float | None = None  # the score before MMR (None: not reordered by MMR)
+    parts: tuple[Candidate, ...] = ()
 
     @property
     def key(self) -> str:

@@ -155,3 +155,36 @@ def holds_kind(text: str, kind: str, asked: AbstractSet[str]) -> bool:
 
 def asked_stems(query: str) -> frozenset[str]:
     return frozenset(stem(w) for w in words(query))
+
+
+# A question asking what to do ("how should I format my resume?", "what should I cook?", "which
+# seat should I pick?", "the best way to ..."): a user's own standing rule about it is the answer
+# a personal agent needs before any advice it gave.
+_ADVICE = re.compile(
+    r"\bshould (?:i|we|my|our)\b|^\s*how (?:do|can|could|would) (?:i|we)\b|^\s*how to\b"
+    r"|\b(?:best|right|good) way (?:for me |for us )?to\b",
+    re.I,
+)
+# a first-person statement of a preference or a standing instruction: "I prefer short emails",
+# "I'd rather take trains", "Always keep my resume minimalist", "Never book me flights before 9",
+# "Please keep any gift under 50 euros", "Don't suggest subscriptions"
+_PREFERENCE = re.compile(
+    r"\b(?:i|we)(?:'d| would)? (?:(?:really|always|usually|generally|much|strongly|only) )?"
+    r"(?:prefer|like|love|hate|dislike|want|avoid|never|always|rather|don't|do not|can't stand)\b"
+    r"|\bmy preference\b"
+    r"|(?:^|[.!?]\s+|:(?:\*\*|__)?\s+)(?:please\s+)?(?:always|never|don't|do not|avoid|only|keep|make sure)\b",
+    re.I,
+)
+
+
+def asks_advice(query: str) -> bool:
+    """Whether ``query`` asks what to do, in the first person ("... should I / my ...", "how do
+    I ...", "how to ...", "the best way to ...")."""
+    return bool(_ADVICE.search(query))
+
+
+def states_preference(text: str) -> bool:
+    """Whether ``text`` states a preference or a standing instruction in the first person or as
+    an imperative ("Always ...", "Never ...", "Please keep ..."). A role or speaker mark before
+    the statement is allowed (``**User:** Always ...``)."""
+    return bool(_PREFERENCE.search(text.replace("’", "'")))

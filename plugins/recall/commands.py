@@ -151,7 +151,8 @@ def _watch(host: Any, idx: Any) -> None:
     "--max-tokens",
     type=int,
     default=None,
-    help="Instead of a count: as many results as fit this many tokens of snippet text.",
+    help="Instead of a count: results in rank order until the next would overflow this many tokens of "
+    "returned text; a result whose whole message fits is widened to it.",
 )
 @click.option(
     "--min-score",
@@ -173,7 +174,12 @@ def _watch(host: Any, idx: Any) -> None:
     "--task", default=None, metavar="TEXT", help="What you are working on: results about it rank higher."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
-@click.option("--explain", is_flag=True, help="Show per-leg scores, decay and the MMR effect.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show per-leg scores, decay, the relevance before MMR and its penalty (the printed score is "
+    "the one that ordered the results).",
+)
 def search_cmd(
     query: str,
     max_results: int | None,
@@ -246,10 +252,15 @@ def search_cmd(
             def fmt(value: float | None, digits: int = 3) -> str:
                 return "-" if value is None else f"{value:.{digits}f}"
 
+            extra = r.get("extra") or {}
             click.echo(
                 f"     cos {fmt(e['cosine'])}  bm25 {fmt(e['bm25'])}  hybrid {fmt(e['hybrid'])}  decay {fmt(e['decay'])}"
-                f"  mmr-penalty {fmt(e['mmr_penalty'], 2)}{'  (lexical rescue)' if e['rescued'] else ''}"
-                + (f"  answers: {r['extra']['answers']}" if (r.get("extra") or {}).get("answers") else "")
+                f"  relevance {fmt(r['relevance'])}  mmr-penalty {fmt(e['mmr_penalty'], 2)}"
+                + ("  (lexical rescue)" if e["rescued"] else "")
+                + (f"  answers: {extra['answers']}" if extra.get("answers") else "")
+                + ("  preference" if extra.get("preference") else "")
+                + (f"  fragments: {len(extra['matched'])}" if extra.get("matched") else "")
+                + ("  (whole message)" if extra.get("context") == "message" else "")
             )
     if explain:
         legs = outcome.legs

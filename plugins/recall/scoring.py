@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, islice
 from typing import Any
 
 import numpy as np
@@ -299,6 +300,85 @@ def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
     return np.where(union > 0, inter / np.maximum(union, 1.0), 0.0)
 
 
+_VOCAB: dict[str, int] = {}  # token -> a number, for the process (what token_ids are made of)
+_VOCAB_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=100_000)
+def token_ids(text: str) -> np.ndarray:
+    """The numbers of :func:`token_set`'s tokens (cached: a unit meets many queries)."""
+    with _VOCAB_LOCK:
+        return np.array([_VOCAB.setdefault(t, len(_VOCAB)) for t in token_set(text)], dtype=np.int64)
+
+
+def token_bits(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The token sets of ``texts`` as bit rows (n, words of 64 bits) and their sizes: what
+    :func:`jaccard_row` compares."""
+    ids = [token_ids(t) for t in texts]
+    lengths = np.array([len(x) for x in ids], dtype=np.intp)
+    n = len(texts)
+    every = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    vocab, column = np.unique(every, return_inverse=True)
+    incidence = np.zeros((n, 64 * max(1, -(-len(vocab) // 64))), dtype=bool)
+    incidence[np.repeat(np.arange(n), lengths), column] = True
+    return np.packbits(incidence, axis=1).view(np.uint64), lengths.astype(np.float64)
+
+
+def jaccard_row(bits: np.ndarray, sizes: np.ndarray, i: int) -> np.ndarray:
+    """The Jaccard similarity of set ``i`` to every set (a row of :func:`jaccard_matrix`, the
+    same values: popcounts of the ANDed bit rows, no BLAS)."""
+    inter = np.bitwise_count(bits & bits[i]).sum(axis=1).astype(np.float64)
+    union = sizes + sizes[i] - inter
+    return np.where(union > 0, inter / np.maximum(union, 1.0), 0.0)
+
+
+def mmr_order(
+    candidates: Sequence[Candidate], *, lam: float, drop_above: float = 0.85, floor: float | None = None
+) -> Iterator[tuple[Candidate, float, float]]:
+    """Maximal marginal relevance over token-set Jaccard similarity, lazily: repeatedly pick the
+    candidate maximising lam*score - (1-lam)*max_similarity_to_picked and yield it with its
+    penalty (that similarity) and that value. Near-duplicates of an already picked candidate
+    sink, and those at or above ``drop_above`` similarity are dropped (an overlapping chunk or a
+    copied paragraph); a dropped one dated on another day than the pick it duplicates adds that
+    day to the pick's ``also_dates`` (on the candidate itself: a pick yielded earlier learns of
+    its duplicates as the walk goes on). The picks do not depend on how many are taken, and their
+    values never rise (each candidate's value only falls as picks are added, and the best is
+    taken each time).
+
+    Each candidate's highest similarity to the picks so far is kept up to date from the pick's
+    row of similarities, computed when it is picked: the cost is O(picks x candidates). With a
+    ``floor``, the order stops once no candidate scoring at least ``floor`` is left (a caller
+    that keeps only those need not order the rest)."""
+    pool = sorted(candidates, key=lambda c: c.score, reverse=True)
+    if not pool:
+        return
+    bits, sizes = token_bits([c.text for c in pool])
+    scores = np.array([c.score for c in pool], dtype=np.float64)
+    relevance = lam * scores
+    max_sim = np.zeros(len(pool), dtype=np.float64)
+    alive = np.ones(len(pool), dtype=bool)
+    left = len(pool) if floor is None else int(np.count_nonzero(scores >= floor))
+    picked: list[int] = []
+    while left > 0:
+        value = np.where(alive, relevance - (1 - lam) * max_sim, -np.inf)
+        best = int(np.argmax(value))  # the first of equals, as the candidates are ordered
+        alive[best] = False
+        left -= floor is None or scores[best] >= floor
+        if picked and max_sim[best] >= drop_above:
+            # a duplicate dated on another day: its day joins the pick it is closest to (the same
+            # line written on four days is one result listing the other three)
+            if not pool[best].evergreen and pool[best].source_date is not None:
+                row = jaccard_row(bits, sizes, best)
+                owner = pool[max(picked, key=lambda k: row[k])]
+                day = _other_day(pool[best], owner)
+                if day is not None:
+                    owner.also_dates = tuple(sorted({*owner.also_dates, day}))
+            continue
+        picked.append(best)
+        yield pool[best], float(max_sim[best]), float(value[best])
+        np.maximum(max_sim, jaccard_row(bits, sizes, best), out=max_sim)
+
+
 def mmr(
     candidates: Sequence[Candidate],
     *,
@@ -306,46 +386,10 @@ def mmr(
     limit: int,
     drop_above: float = 0.85,
 ) -> list[Candidate]:
-    """Maximal marginal relevance over token-set Jaccard similarity: repeatedly pick the
-    candidate maximising lam*score - (1-lam)*max_similarity_to_picked. Near-duplicates of an
-    already picked candidate sink, and those at or above ``drop_above`` similarity are dropped
-    (an overlapping chunk or a copied paragraph): a dropped one dated on another day than the
-    pick it duplicates adds that day to the pick's ``also_dates`` (the same line written on four
-    days is one result that lists the other three). Picks keep their original score.
-
-    Each candidate's highest similarity to the picks so far is kept up to date as picks are
-    added, so the cost is O(limit x candidates) over one precomputed similarity matrix (which
-    pick a dropped duplicate is closest to is looked up only when one is dropped)."""
-    pool = sorted(candidates, key=lambda c: c.score, reverse=True)
-    if not pool:
-        return []
-    sim = jaccard_matrix([token_set(c.text) for c in pool])
-    scores = np.array([c.score for c in pool], dtype=np.float64)
-    max_sim = np.zeros(len(pool), dtype=np.float64)
-    alive = np.ones(len(pool), dtype=bool)
-    picked: list[Candidate] = []
-    picked_at: list[int] = []  # their indices in ``pool``
-    penalties: list[float] = []
-    also: list[set[float]] = []
-    while alive.any() and len(picked) < limit:
-        value = np.where(alive, lam * scores - (1 - lam) * max_sim, -np.inf)
-        best = int(np.argmax(value))  # the first of equals, as the candidates are ordered
-        alive[best] = False
-        if picked and max_sim[best] >= drop_above:
-            owner = int(np.argmax(sim[best, picked_at]))  # the first of the most similar picks
-            day = _other_day(pool[best], picked[owner])
-            if day is not None:
-                also[owner].add(day)
-            continue
-        picked.append(pool[best])
-        picked_at.append(best)
-        penalties.append(float(max_sim[best]))
-        also.append(set())
-        np.maximum(max_sim, sim[best], out=max_sim)
-    return [
-        replace(c, mmr_penalty=p, also_dates=tuple(sorted(days)) if days else c.also_dates)
-        for c, p, days in zip(picked, penalties, also, strict=True)
-    ]
+    """The first ``limit`` picks of :func:`mmr_order`, each with its ``mmr_penalty`` and the days of
+    the duplicates dropped on the way (``also_dates``); picks keep their original score."""
+    picks = list(islice(mmr_order(candidates, lam=lam, drop_above=drop_above), limit))
+    return [replace(c, mmr_penalty=p, also_dates=c.also_dates) for c, p, _value in picks]
 
 
 def fold_duplicates(ranked: Sequence[Candidate], *, drop_above: float = 0.85) -> list[Candidate]:

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -24,12 +25,13 @@ from lifelong import clock
 from lifelong.contracts import Candidate, SearchRequest
 from lifelong.markdown import estimate_tokens, strip_comments
 from lifelong.privacy import corpus_predicate
-from lifelong.text import fold, is_stopword, stem, words
+from lifelong.text import fold, is_stopword, jaccard, stem, words
 from lifelong.workspace import daily_date
 
-from .answer import asked_kind, asked_stems, holds_kind
+from .answer import asked_kind, asked_stems, asks_advice, holds_kind, states_preference
 from .chunking import ROLE_RE, SPEAKER_RE
 from .index import RecallIndex, is_generated_path
+from .messages import Messages
 from .scoring import (
     bm25_coverage,
     centred_cosine,
@@ -40,11 +42,12 @@ from .scoring import (
     fts_terms,
     hybrid_score,
     idf,
-    mmr,
+    mmr_order,
     period_factor,
     query_terms,
     term_counts,
     term_of,
+    token_set,
 )
 from .vector_store import SENTENCE_DTYPE
 from .vectors import pack_codes
@@ -137,10 +140,11 @@ BOLD_SPEAKER_RE = re.compile(
 )
 
 
+@lru_cache(maxsize=200_000)
 def speaker_of(text: str) -> tuple[str, ...]:
     """The folded words of the speaker a unit's first line is marked with (``- [D1:3] Caroline:
     ...``, ``**Caroline:** ...``, or a chat role however marked: ``**User:**``, ``assistant:``),
-    or () when it has none."""
+    or () when it has none (cached: a unit meets many queries)."""
     m = ROLE_RE.match(text) or SPEAKER_RE.match(text)
     if m is None:
         m = BOLD_SPEAKER_RE.match(text)
@@ -186,25 +190,34 @@ def marks_a_speaker_asked(text: str, names: frozenset[str]) -> bool:
 
 def _line_marks(lines: list[str]) -> tuple[list[tuple[str, ...] | None], Counter[tuple[str, ...]]]:
     """Per line, the speaker it marks (a chat role, or a name: one to three capitalised words),
-    () for a heading or a label ("Rent for the flat:"), None for neither; and how many lines each
-    name marks."""
+    () for a heading or a label in bold ("**On call:**"), None for neither (a plain "Always keep
+    my resume minimalist: one page." is a sentence of the turn it is in); and how many lines
+    each name marks."""
     marks: list[tuple[str, ...] | None] = []
     names: Counter[tuple[str, ...]] = Counter()
     for line in lines:
-        m = ROLE_RE.match(line)
-        if m:
-            marks.append(tuple(words(m.group(1))))
-            continue
-        m = SPEAKER_RE.match(line) or BOLD_SPEAKER_RE.match(line)
-        if m and _is_name(m.group(1)):
-            who = tuple(words(m.group(1)))
-            names[who] += 1
-            marks.append(who)
-        elif m or _HEADING_LINE.match(line):
-            marks.append(())
-        else:
-            marks.append(None)
+        mark, is_name = _line_mark(line)
+        if is_name:
+            names[mark] += 1  # type: ignore[index]
+        marks.append(mark)
     return marks, names
+
+
+@lru_cache(maxsize=200_000)
+def _line_mark(line: str) -> tuple[tuple[str, ...] | None, bool]:
+    """One line's mark (see :func:`_line_marks`) and whether it is a name (cached: a daily's
+    lines meet every search that reads them)."""
+    m = ROLE_RE.match(line)
+    if m:
+        return tuple(words(m.group(1))), False
+    m = SPEAKER_RE.match(line) or BOLD_SPEAKER_RE.match(line)
+    if m and _is_name(m.group(1)):
+        return tuple(words(m.group(1))), True
+    if m and m.re is SPEAKER_RE:
+        return None, False  # "Always keep my resume minimalist: one page." goes on a turn
+    if m or _HEADING_LINE.match(line):
+        return (), False
+    return None, False
 
 
 def _conversation(names: Counter[tuple[str, ...]]) -> bool:
@@ -231,6 +244,16 @@ def turn_roles(text: str, start_line: int) -> dict[int, tuple[str, ...]]:
         elif current and line.strip():
             out[start_line + i] = current
     return out
+
+
+def turn_openers(lines: list[str]) -> list[bool | None]:
+    """Per line: True when it opens a speaker's turn (a chat role always, a name only in lines
+    that read as a conversation, as :func:`turn_roles` carries them), False when it is marked
+    but opens none (a label, a heading), None when it is not marked (what
+    :class:`~.messages.Messages` needs)."""
+    marks, names = _line_marks(lines)
+    carry = _conversation(names)
+    return [None if m is None else bool(m) and (m not in names or carry) for m in marks]
 
 
 def speakers_in(text: str) -> set[str]:
@@ -316,6 +339,19 @@ def _first_match(text: str, terms: Sequence[str]) -> int | None:
     return None
 
 
+def snippet_limit(c: Candidate, snippet_chars: int) -> int:
+    """How much of a result's text is returned: all of a message it was widened to (a token
+    budget paid for it), up to ``snippet_chars`` per fragment it merges, else ``snippet_chars``."""
+    if c.extra.get("context") == "message":
+        return max(snippet_chars, len(c.text))
+    return snippet_chars * max(1, len(c.parts))
+
+
+def result_tokens(c: Candidate, snippet_chars: int, terms: Sequence[str] = ()) -> int:
+    """The tokens of a result's snippet as returned (what a token budget counts)."""
+    return estimate_tokens(snippet_of(c.text, snippet_limit(c, snippet_chars), terms))
+
+
 def within_budget(
     ranked: Sequence[Candidate], max_tokens: int, snippet_chars: int, terms: Sequence[str] = ()
 ) -> list[Candidate]:
@@ -324,7 +360,7 @@ def within_budget(
     out: list[Candidate] = []
     used = 0
     for c in ranked:
-        cost = estimate_tokens(snippet_of(c.text, snippet_chars, terms))
+        cost = result_tokens(c, snippet_chars, terms)
         if used + cost > max_tokens:
             break
         used += cost
@@ -400,35 +436,208 @@ def select_answered(candidates: list[Candidate], req: SearchRequest, cfg: dict[s
     return ranked[: req.max_results]
 
 
-def select_results(candidates: list[Candidate], req: SearchRequest, cfg: dict[str, Any]) -> list[Candidate]:
-    """Pure: the hybrid search's results from its scored candidates. The best ``mmr_pool`` are
-    thinned by MMR, ``min_score`` applies, and the lexical rescue (openclaw#25183) keeps an
-    exact keyword hit from vanishing under it: rescued results only fill the slots the passing
-    ones leave free (never displace a stronger strict result), so a larger k only adds
-    results. Then the count, the token budget, or for corpus ``all`` a cap per corpus."""
-    head = sorted(candidates, key=lambda c: c.score, reverse=True)[
-        : max(cfg["mmr_pool"], 3 * req.max_results)
-    ]
-    ranked = mmr(head, lam=cfg["mmr_lambda"], limit=len(head), drop_above=cfg["mmr_duplicate_threshold"])
-    passing = [c for c in ranked if c.score >= req.min_score]
-    strong = sorted(
-        (c for c in ranked if c.bm25 and c.bm25 >= cfg["lexical_rescue_min"]),
-        key=lambda c: c.bm25 or 0.0,
-        reverse=True,
-    )[:2]
-    if not passing:
-        strong = (
-            strong or sorted((c for c in ranked if c.bm25), key=lambda c: c.bm25 or 0.0, reverse=True)[:1]
+RESULTS_CEILING = 100  # the most results a request may ask for (max_results' maximum, plugin.yaml)
+
+
+MIN_UNIT_TOKENS = 8  # a budget of N tokens may take N / 8 units (lines of a few words)
+
+
+def mmr_pool_size(max_tokens: int | None = None) -> int:
+    """How many of the best candidates MMR orders: sized for the largest k a request may ask
+    (``RESULTS_CEILING``), never from the request's own k, so MMR sees the same pool whatever
+    k is (its picks are taken lazily, so a small k does not pay for the large pool); for a
+    token budget, enough units of short lines to fill it. (``mmr_pool``, at most 64, no longer
+    changes it.)"""
+    size = 3 * RESULTS_CEILING
+    return size if max_tokens is None else max(size, max_tokens // MIN_UNIT_TOKENS)
+
+
+def chunk_pool_size(cfg: dict[str, Any], max_tokens: int | None = None) -> int:
+    """How many chunks each leg fetches: ``candidate_pool`` whatever k is; for a token budget,
+    at least twice the chunks it could fill."""
+    size = cfg["candidate_pool"]
+    return size if max_tokens is None else max(size, -(-2 * max_tokens // cfg["chunk_tokens"]))
+
+
+def ordering_score(value: float, lam: float) -> float:
+    """An MMR value on the relevance scale: relevance - (1 - lam) / lam x penalty (clipped at 0),
+    what orders the results: it never rises down the list, and equals the relevance of a
+    result nothing picked before resembles."""
+    return max(0.0, value / lam) if lam > 0 else 0.0
+
+
+def relevance_of(c: Candidate) -> float:
+    """A candidate's score before MMR."""
+    return c.score if c.relevance is None else c.relevance
+
+
+class MessageShaper:
+    """Fragments of one message returned as one result (:mod:`.messages`). When a unit is picked
+    whose message holds other units of the pool that pass ``min_score``, the result holds them
+    all: their lines from the first to the last, the lines between them that matched nothing
+    written "…" (``extra.matched`` lists the units' line ranges); given room in a token budget
+    for the whole message, the result is the whole message (``extra.context`` "message"). A
+    later pick inside a returned result is left out. The pool does not depend on k, so neither
+    does what a result holds."""
+
+    def __init__(
+        self, pool: Sequence[Candidate], min_score: float, messages: Messages | None, snippet_chars: int
+    ):
+        self.messages = messages
+        self.snippet_chars = snippet_chars
+        self.by_path: dict[str, list[Candidate]] = {}
+        for c in pool:
+            if c.score >= min_score and c.chunk_id >= 0:
+                self.by_path.setdefault(c.path, []).append(c)
+        self.covered: dict[str, list[tuple[int, int]]] = {}
+
+    def absorbed(self, c: Candidate) -> bool:
+        return any(a <= c.start_line and c.end_line <= b for a, b in self.covered.get(c.path, ()))
+
+    def shape(self, pick: Candidate, room: int | None = None, terms: Sequence[str] = ()) -> Candidate:
+        """The result a pick gives: with ``room`` (tokens left in a budget), its whole message
+        when that fits; else the fragments of its message merged; else the pick itself."""
+        m = (
+            self.messages.of(pick.path, pick.start_line, pick.end_line)
+            if self.messages is not None and pick.chunk_id >= 0
+            else None
         )
-    present = {id(c) for c in passing}
-    rescued = [replace(c, rescued=True) for c in strong if id(c) not in present]
+        if m is None:
+            return pick
+        units = {(pick.start_line, pick.end_line): pick}
+        for u in self.by_path.get(pick.path, ()):
+            if m[0] <= u.start_line and u.end_line <= m[1] and not self.absorbed(u):
+                units.setdefault((u.start_line, u.end_line), u)
+        ranges = sorted(units)
+        ranges = [r for r in ranges if not any(o != r and o[0] <= r[0] and r[1] <= o[1] for o in ranges)]
+        parts = tuple(units[r] for r in ranges)
+        matched = [list(r) for r in ranges]
+        if room is not None and m != (pick.start_line, pick.end_line):
+            whole = replace(
+                pick,
+                start_line=m[0],
+                end_line=m[1],
+                text=self.messages.text(pick.path, *m),  # type: ignore[union-attr]
+                parts=parts,
+                extra={**pick.extra, "matched": matched, "context": "message"},
+            )
+            if result_tokens(whole, self.snippet_chars, terms) <= room:
+                return whole
+        if len(ranges) == 1:
+            return pick
+        return replace(
+            pick,
+            start_line=ranges[0][0],
+            end_line=max(b for _, b in ranges),
+            text=self.messages.joined(pick.path, ranges),  # type: ignore[union-attr]
+            parts=parts,
+            extra={**pick.extra, "matched": matched},
+        )
+
+    def accept(self, c: Candidate) -> None:
+        """``c`` is returned: later picks inside it are left out."""
+        spans = self.covered.setdefault(c.path, [])
+        if c.extra.get("context") == "message" or not c.parts:
+            spans.append((c.start_line, c.end_line))
+        else:
+            spans.extend((p.start_line, p.end_line) for p in c.parts)
+
+
+def select_results(
+    candidates: list[Candidate], req: SearchRequest, cfg: dict[str, Any], messages: Messages | None = None
+) -> list[Candidate]:
+    """:func:`ranked_results`, each result carrying the days of the duplicates MMR dropped while
+    walking to it and past it (:func:`scoring.mmr_order` records them on the candidate)."""
+    by_key = {c.key: c for c in candidates}
+    out = []
+    for r in ranked_results(candidates, req, cfg, messages):
+        src = by_key.get(r.key)
+        out.append(
+            replace(r, also_dates=src.also_dates) if src is not None and src.also_dates != r.also_dates else r
+        )
+    return out
+
+
+def ranked_results(
+    candidates: list[Candidate], req: SearchRequest, cfg: dict[str, Any], messages: Messages | None = None
+) -> list[Candidate]:
+    """Pure: the hybrid search's results from its scored candidates. The best
+    :func:`mmr_pool_size` (a size that does not depend on k) are ordered by MMR, taken lazily
+    until enough results are found; each result's ``score`` is its MMR value on the relevance
+    scale (:func:`ordering_score`: scores never rise down the list; ``relevance`` keeps the
+    score before MMR), and ``min_score`` applies to the relevance. Fragments of one message
+    become one result (:class:`MessageShaper`). The lexical rescue (openclaw#25183) keeps an
+    exact keyword hit from vanishing under ``min_score``: rescued results only fill the slots
+    the passing ones leave free (never displace a stronger strict result). Then the count: the
+    results for k are the first k of the results for any larger k, scores included; or the
+    token budget: results in rank order until the next would overflow it (the first one cut to
+    the budget when not even it fits); or for corpus ``all`` a cap per corpus."""
+    pool = sorted(candidates, key=lambda c: c.score, reverse=True)[: mmr_pool_size(req.max_tokens)]
+    lam, snippet_chars = cfg["mmr_lambda"], cfg["snippet_chars"]
+    budget = req.max_tokens if req.corpus != "all" else None
+    want = req.max_results if budget is None else None
+    cap = math.ceil(req.max_results / 2)  # corpus all: enough once cap_per_corpus can pick k
+    per_corpus: Counter[str] = Counter()
+    terms = query_terms(req.query) if budget is not None else ()
+    shaper = MessageShaper(pool, req.min_score, messages, snippet_chars)
+    results: list[Candidate] = []
+    used = 0
+
+    def take(c: Candidate) -> bool:
+        """Add ``c`` (shaped) unless an earlier result holds it; False when the results are full."""
+        nonlocal used
+        if shaper.absorbed(c):
+            return True
+        if budget is None:
+            r = shaper.shape(c)
+        else:
+            r = shaper.shape(c, budget - used, terms)
+            cost = result_tokens(r, snippet_chars, terms)
+            if used + cost > budget:
+                if not results:
+                    results.extend(within_budget([r], budget, snippet_chars, terms))
+                return False
+            used += cost
+        shaper.accept(r)
+        results.append(r)
+        if req.corpus == "all":
+            per_corpus[r.corpus] += 1
+            return sum(min(n, cap) for n in per_corpus.values()) < req.max_results
+        return want is None or len(results) < want
+
+    # MMR orders the whole pool (a pick below min_score still penalises what resembles it), up
+    # to the last candidate passing min_score
+    drop_above = cfg["mmr_duplicate_threshold"]
+    for c, penalty, value in mmr_order(pool, lam=lam, drop_above=drop_above, floor=req.min_score):
+        if c.score >= req.min_score:
+            pick = replace(c, mmr_penalty=penalty, relevance=c.score, score=ordering_score(value, lam))
+            if not take(pick):
+                return cap_per_corpus(results, req) if req.corpus == "all" else results
+    # the rescue: the pool's best keyword hits (not near-duplicates of a result), when below min_score
+    shown = [token_set(r.text) for r in results]
+    hits = (
+        c
+        for c in sorted((c for c in pool if c.bm25), key=lambda c: c.bm25 or 0.0, reverse=True)
+        if all(jaccard(token_set(c.text), t) < drop_above for t in shown)
+    )
+    best = next(hits, None)
+    strong = [
+        c for c in (best, next(hits, None)) if c is not None and (c.bm25 or 0.0) >= cfg["lexical_rescue_min"]
+    ]
+    if best is not None and not strong and not any(c.score >= req.min_score for c in pool):
+        strong = [best]
+    rescued: list[Candidate] = []
+    for c in strong:
+        if c.score < req.min_score:
+            floor = (rescued or results)[-1].score if (rescued or results) else c.score
+            rescued.append(replace(c, rescued=True, relevance=c.score, score=min(c.score, floor)))
     if req.corpus == "all":
-        results = cap_per_corpus(passing, req)
-        return results + rescued[: max(0, req.max_results - len(results))]
-    ordered = passing + rescued
-    if req.max_tokens is not None:
-        return within_budget(ordered[:100], req.max_tokens, cfg["snippet_chars"], query_terms(req.query))
-    return ordered[: req.max_results]
+        capped = cap_per_corpus(results, req)
+        return capped + rescued[: max(0, req.max_results - len(capped))]
+    for c in rescued:
+        if not take(c):
+            break
+    return results
 
 
 class Searcher:
@@ -437,6 +646,7 @@ class Searcher:
         self.ctx = index.ctx
         self.config = index.config
         self.conn = index.store.conn
+        self._read: list[tuple[str, int, str]] = []  # the chunks the last search read
 
     # legs -----------------------------------------------------------------------------------
     def _doc_freq(self, terms: list[str], conn: Any = None) -> dict[str, int]:
@@ -718,9 +928,13 @@ class Searcher:
         """Score every unit of the candidate chunks: its own cosine and lexical score, blended
         with its chunk's (``context_weight``), times the bounded decay (and the query's period).
         A chunk without units (an index built before units existed) is scored as one unit. The
-        best ``2 x max(mmr_pool, 3k)`` become candidates (a unit in two overlapping chunks once)."""
+        best :func:`mmr_pool_size` become candidates (a unit in two overlapping chunks once): a
+        number that does not depend on k, five times the 60 of k = 6 before (so re-scoring
+        plugins still lift a unit from well below the results into them). The chunks read are
+        kept for :meth:`messages`."""
         cfg = self.config
         chunks = {row[0]: _candidate(row) for row in rows}
+        self._read = [(c.path, c.start_line, c.text) for c in chunks.values()]
         units = self._units_of(list(chunks))
         ucos = (
             self._unit_cosines(qvec, [u[0] for us in units.values() for u in us])
@@ -754,6 +968,10 @@ class Searcher:
         asked_words = set(words(req.query))
         roles: dict[int, dict[int, tuple[str, ...]]] = {}  # chunk id -> its lines' continued speakers
         names_asked = speaker_names_asked(asked_words)
+        preference_boost = cfg["preference_boost"]
+        advice = bool(preference_boost) and asks_advice(req.query)  # "how should I ...": the user's own rules
+        if advice:
+            names_asked |= USER_ROLES
         ref = at.timestamp()
         rows_u: list[tuple] = []  # chunk id, unit id, start, end, heading, text, counts, length, cosine
         chunk_counts: dict[int, tuple[dict[str, int], int]] = {}
@@ -794,9 +1012,11 @@ class Searcher:
             sim = (1 - alpha) * (centred_cosine(cos, background) or 0.0) + alpha * chunk_sim[cid]
             lex = (1 - alpha) * unit_lex + alpha * chunk_lex[cid]
             hybrid = hybrid_score(sim, lex, vw, tw)
-            if speaker_boost and asked_words:
+            prefers = False
+            if (speaker_boost and asked_words) or advice:
                 who = speaker_of(text)
-                if not who:
+                turn: tuple[str, ...] = ()
+                if not who or advice:
                     if cid not in roles:
                         chunk = chunks[cid]
                         roles[cid] = (
@@ -804,9 +1024,14 @@ class Searcher:
                             if marks_a_speaker_asked(chunk.text, names_asked)
                             else {}
                         )
-                    who = roles[cid].get(a, ())
-                if speaker_asked(who, asked_words):
+                    turn = roles[cid].get(a, ())
+                who = who or turn
+                if speaker_boost and speaker_asked(who, asked_words):
                     hybrid *= 1.0 + speaker_boost
+                if advice and any(w and set(w) <= USER_ROLES for w in (who, turn)):
+                    prefers = states_preference(text)
+                    if prefers:
+                        hybrid *= 1.0 + preference_boost
             answers = (
                 kind is not None and (lex > 0 or _under(heading, terms)) and holds_kind(text, kind, asked)
             )
@@ -815,19 +1040,36 @@ class Searcher:
             score = hybrid * decays[cid]
             key = (chunks[cid].path, a, b)
             if key not in best or score > best[key][0]:
-                best[key] = (score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers)
-        keep = 2 * max(cfg["mmr_pool"], 3 * req.max_results)
+                best[key] = (score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers, prefers)
+        keep = mmr_pool_size(req.max_tokens)
         out: list[Candidate] = []
-        for score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers in heapq.nlargest(
+        for score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers, prefers in heapq.nlargest(
             keep, best.values(), key=lambda r: r[0]
         ):
-            c = replace(chunks[cid], start_line=a, end_line=b, text=text, heading=heading)
-            c.cosine, c.similarity, c.bm25, c.fts_rank = cos, sim, lex, fts.get(cid)
-            c.hybrid, c.decay, c.score = hybrid, decays[cid], score
+            # the chunk's fields with the unit's (a fifth of dataclasses.replace's cost, which
+            # reads the fields' definitions each time: up to 600 units a search)
+            c = Candidate(
+                **{
+                    **vars(chunks[cid]),
+                    "start_line": a,
+                    "end_line": b,
+                    "text": text,
+                    "heading": heading,
+                    "cosine": cos,
+                    "similarity": sim,
+                    "bm25": lex,
+                    "fts_rank": fts.get(cid),
+                    "hybrid": hybrid,
+                    "decay": decays[cid],
+                    "score": score,
+                }
+            )
             if uid >= 0:
                 c.extra = {**c.extra, "unit_id": uid}
             if answers:  # holds the kind of answer the question asks for (``answer_boost``)
                 c.extra = {**c.extra, "answers": kind}
+            if prefers:  # the user's own standing rule, on a "how should I" (``preference_boost``)
+                c.extra = {**c.extra, "preference": True}
             out.append(c)
         return out
 
@@ -853,10 +1095,14 @@ class Searcher:
         if candidates is None:
             return SearchOutcome(req, [], (time.monotonic() - started) * 1000, legs)
         results = mark_upcoming(
-            select_results(self._plugin_pass(req, candidates, now), req, self.config), now
+            select_results(self._plugin_pass(req, candidates, now), req, self.config, self.messages()), now
         )
         self._timed_record(req, results, now, legs)
         return SearchOutcome(req, results, (time.monotonic() - started) * 1000, legs)
+
+    def messages(self) -> Messages:
+        """The messages of the chunks this search read (what a result's fragments belong to)."""
+        return Messages(self._read, turn_openers)
 
     def _timed_record(
         self, req: SearchRequest, results: list[Candidate], now: dt.datetime, legs: dict[str, Any]
@@ -893,10 +1139,10 @@ class Searcher:
         cwhere, cparams = corpus_predicate(req.corpus, req.scope)
         dwhere, dparams = written_by_sql(hidden_after(now))
         where, params = f"{vwhere} AND {cwhere} AND {dwhere}", [*vparams, *cparams, *dparams]
-        # the candidate pools do not depend on max_results (up to candidate_pool), so the results
-        # of a smaller k are the head of a larger k's; a chunk holds several units, so a pool of
-        # chunks yields more units than results
-        pool = max(cfg["candidate_pool"], req.max_results)
+        # the candidate pools never depend on max_results, so the results of a smaller k are the
+        # head of a larger k's; a chunk holds several units, so a pool of chunks yields more
+        # units than results
+        pool = chunk_pool_size(cfg, req.max_tokens)
 
         embedder = self.index.embedder
         qvec = None
@@ -968,7 +1214,9 @@ class Searcher:
         day = now.astimezone(tz).date().isoformat()
         qhash = hashlib.sha256(normalise_claim(req.query).encode("utf-8")).hexdigest()[:32]
         rows = []
-        for c in results:
+        # a result that merges fragments of a message records each fragment (what matched), not
+        # the lines around them
+        for c in (p for r in results for p in (r.parts or (r,))):
             if c.generated or is_generated_path(c.path) or c.chunk_id < 0:
                 continue  # never feed the suite's own output back into consolidation
             snip = snippet_of(c.text, self.config["snippet_chars"])
@@ -984,7 +1232,8 @@ class Searcher:
                     c.start_line,
                     c.end_line,
                     c.corpus,
-                    float(max(c.hybrid, c.score)),  # relevance before decay: consolidation weighs age itself
+                    # relevance before decay: consolidation weighs age itself
+                    float(max(c.hybrid, relevance_of(c))),
                     req.source,
                 )
             )
@@ -1002,14 +1251,16 @@ def result_json(
     c: Candidate, snippet_chars: int, explain: bool = False, tz: dt.tzinfo = dt.UTC, query: str | None = None
 ) -> dict[str, Any]:
     """A result as the tools and the CLI return it. The snippet is the result's lines (a unit:
-    the lines that matched), cut to ``snippet_chars`` around the first word of ``query`` when
-    longer."""
+    the lines that matched; fragments of one message merged; a whole message), cut to
+    :func:`snippet_limit` around the first word of ``query`` when longer. ``score`` is what
+    ordered the results (never rising down the list), ``relevance`` the score before MMR."""
     out: dict[str, Any] = {
         "path": c.path,
         "start_line": c.start_line,
         "end_line": c.end_line,
         "score": round(c.score, 4),
-        "snippet": snippet_of(c.text, snippet_chars, query_terms(query) if query else ()),
+        "relevance": round(relevance_of(c), 4),
+        "snippet": snippet_of(c.text, snippet_limit(c, snippet_chars), query_terms(query) if query else ()),
         "corpus": c.corpus,
         "heading": c.heading,
         "citation": f"Source: {c.citation}",

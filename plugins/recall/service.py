@@ -91,7 +91,8 @@ SEARCH_PARAMETERS = {
             "type": "integer",
             "minimum": 1,
             "maximum": 100000,
-            "description": "Instead of a count: as many results as fit this many tokens of snippet text.",
+            "description": "Instead of a count: results in rank order until the next would overflow this many "
+            "tokens of returned text; a result whose whole message fits is widened to it.",
         },
         "min_score": {
             **_bounds("min_score"),

@@ -368,8 +368,8 @@ def test_an_index_from_before_units_upgrades_on_the_next_sync(make_host) -> None
 
 
 def hybrid_with_and_without_speaker_boost(make_host, day: str, query: str) -> tuple[list, dict, dict]:
-    """The results of ``query`` on a one-daily workspace, and start line -> hybrid score with the
-    default ``speaker_boost`` and with it 0 (both embedding the query as written)."""
+    """The results of ``query`` on a one-daily workspace, and a unit's start line -> its hybrid
+    score with the default ``speaker_boost`` and with it 0 (both embedding the query as written)."""
     same = {"speaker_pronoun": False}
     host = make_host({"memory/2026-03-10.md": day}, {"plugins": {"recall": same}}, **RECALL)
     off = make_host(
@@ -378,7 +378,11 @@ def hybrid_with_and_without_speaker_boost(make_host, day: str, query: str) -> tu
     with clock.pinned(NOW):
         boosted = search(host, query, min_score=0, max_results=20)
         plain = search(off, query, min_score=0, max_results=20)
-    return boosted, {c.start_line: c.hybrid for c in boosted}, {c.start_line: c.hybrid for c in plain}
+
+    def units(results: list) -> dict:  # a result merging fragments of a message: each fragment
+        return {p.start_line: p.hybrid for c in results for p in (c.parts or (c,))}
+
+    return boosted, units(boosted), units(plain)
 
 
 def test_a_speakers_own_statement_is_preferred_on_a_question_about_them(make_host) -> None:

@@ -77,8 +77,10 @@ def test_task_focus_reranks_an_ambiguous_query_and_adds_to_the_score(host) -> No
         )
     assert plain["results"][0]["path"] != "memory/2026-03-16.md"
     assert focused["results"][0]["path"] == "memory/2026-03-16.md"
-    before = {r["path"]: r["score"] for r in plain["results"]}
-    after = {r["path"]: r["score"] for r in focused["results"]}
+    # the bonus is added to the relevance (the score before MMR; "score" is MMR's, which also
+    # depends on what ranks above)
+    before = {r["path"]: r["relevance"] for r in plain["results"]}
+    after = {r["path"]: r["relevance"] for r in focused["results"]}
     assert after["memory/2026-03-16.md"] > before["memory/2026-03-16.md"]  # added, not replaced
     assert after["memory/2026-03-18.md"] == pytest.approx(before["memory/2026-03-18.md"])
 
@@ -117,8 +119,8 @@ def test_the_most_task_relevant_candidate_gets_the_full_weight(host) -> None:
         focused = run_search(
             host.ctx, SearchRequest("what changed last week?", min_score=0, record=False, session=session)
         )
-    gain = {c.path: c.score for c in focused.results}
-    base = {c.path: c.score for c in plain.results}
+    gain = {c.path: c.relevance for c in focused.results}
+    base = {c.path: c.relevance for c in plain.results}
     assert focused.results[0].path == "memory/2026-03-16.md"
     assert focused.results[0].extra["task_relevance"] < 1.0  # not every inferred keyword is held
     assert gain["memory/2026-03-16.md"] - base["memory/2026-03-16.md"] == pytest.approx(0.3)
