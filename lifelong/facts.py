@@ -1130,7 +1130,8 @@ _SLOT_WORDS = frozenset(
     for w in """cost costs price prices fee fees rate number numbers phone mobile budget amount total
     time times date dates day days per month months monthly year years yearly annual annually week
     weeks weekly daily hour hours now new old current""".split()
-)
+) | frozenset(stem(w) for w in (*MONTHS, *WEEKDAYS, *(m[:3] for m in MONTHS), *WEEKDAY_SHORT_FORMS))
+# (month and weekday names are values: two lines sharing "March" share no subject)
 
 
 # the words of :data:`_NOT_SUBJECT` but the roles ("my manager", "the owner", "who leads it"):
