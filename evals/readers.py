@@ -15,9 +15,9 @@ Readers (each maps its output to the corpus' normal form; the shims for the curr
 generous as their output allows):
 
 phones (normal form: E.164 when the country is known from the number or the hint, else the digits)
-  - ``rules: facts._SLOT_PHONE``: ``lifelong.facts.slot_values``' readings of a phone: each
-    ``_SLOT_PHONE`` match of seven digits or more, and each ``_SLOT_NUMBER`` value whose
-    ``_shape`` is ``phone`` (an unseparated "3125550111").
+  - ``rules: facts._SLOT_PHONE``: the rule the facts module read phones by before this eval
+    (``slot_values``, since removed): each ``_SLOT_PHONE`` match of seven digits or more, and each
+    ``_SLOT_NUMBER`` value shaped like a phone (an unseparated "3125550111", :func:`_phone_shaped`).
   - ``rules: dreaming _digit_runs``: the matches of ``_DIGIT_GROUPS`` that ``_digit_runs`` keeps.
   - ``baseline regex``: ``\\+?\\(?\\d[\\d\\s().\\/-]{5,}\\d`` with seven digits or more.
   The rules find digits only; :func:`to_e164` gives all three the E.164 form on their behalf:
@@ -126,6 +126,15 @@ def to_e164(raw: str, region: str | None) -> str:
     return digits
 
 
+def _phone_shaped(value: str) -> bool:
+    """The rule the facts module read a bare number as a phone by before phonenumbers replaced it
+    (seven digits or more, no date or time separator, no currency): kept here as the measured
+    "rules" reader."""
+    if re.search(r"[€$£]|eur|usd|gbp|chf|dollar|pound|quid", value, re.I):
+        return False
+    return len(re.sub(r"\D", "", value)) >= 7 and not re.search(r"[./:]", value)
+
+
 def rules_slot_phones(text: str, region: str | None) -> list[str]:
     from lifelong import facts
 
@@ -135,7 +144,7 @@ def rules_slot_phones(text: str, region: str | None) -> list[str]:
             found.append((m.start(), m.group(0)))
     for m in facts._SLOT_NUMBER.finditer(text):
         value = re.sub(r"[\s,]", "", m.group(0)).rstrip(".-/").lower()
-        if facts._shape(value) == "phone" and not any(s <= m.start() < s + len(r) for s, r in found):
+        if _phone_shaped(value) and not any(s <= m.start() < s + len(r) for s, r in found):
             plus = "+" if text[max(0, m.start() - 1) : m.start()] == "+" else ""
             found.append((m.start(), plus + m.group(0)))
     return _unique(to_e164(raw, region) for _, raw in sorted(found))
@@ -513,7 +522,7 @@ READERS: dict[str, dict[str, Callable[..., list[Any]]]] = {
 FIRST_USE: dict[str, tuple[str, str]] = {
     "rules: facts._SLOT_PHONE": (
         "import lifelong.facts",
-        "lifelong.facts.slot_values('call 0176 4411 2290')",
+        "lifelong.facts._SLOT_PHONE.findall('call 0176 4411 2290')",
     ),
     "rules: facts.extract": (
         "import lifelong.facts",

@@ -931,46 +931,7 @@ _SLOT_NUMBER = re.compile(
     r"(?:\s?(?:%|[km]\b|€|(?:eur|euros?|usd|dollars?|gbp|pounds?|quid|chf)\b|(?:am|pm|a\.m\.|p\.m\.|uhr|h)\b))?",
     re.I,
 )
-_SLOT_WEEKDAY = re.compile(
-    r"\b(?:mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?s?\b", re.I
-)
-
-
 _SLOT_PHONE = re.compile(r"(?<![\w.,])\+?\d{2,5}(?:[ /-]\d{2,5}){1,4}(?![\w.,]\d)")
-
-
-def _shape(value: str) -> str:
-    """What kind of value a :func:`slot_values` item is: money, time, date, phone, weekday or
-    number (bare)."""
-    if value.isalpha():
-        return "weekday"
-    if re.search(r"[€$£]|eur|usd|gbp|chf|dollar|pound|quid", value, re.I):
-        return "money"
-    digits = re.sub(r"\D", "", value)
-    if len(digits) >= 7 and not re.search(r"[./:]", value):
-        return "phone"
-    if re.fullmatch(r"\d{1,2}(?:[:.]\d{2})?(?:am|pm|a\.m|p\.m|uhr|h)?", value, re.I) and (
-        re.search(r"[:.]|[a-z]", value, re.I)
-    ):
-        return "time"
-    if re.fullmatch(r"\d{1,4}[./-]\d{1,2}(?:[./-]\d{1,4})?", value):
-        return "date"
-    return "number"
-
-
-@lru_cache(maxsize=4096)
-def slot_values(text: str) -> frozenset[str]:
-    """The values ``text`` states that a newer line about the same thing would change: numbers,
-    amounts, times and dates as written (spaces and separators dropped), and weekdays ("tues"
-    and "Tuesdays" alike). Cached: current search compares each of its best results with every
-    other."""
-    values = {re.sub(r"[\s,]", "", m.group(0)).rstrip(".-/").lower() for m in _SLOT_NUMBER.finditer(text)}
-    values |= {m.group(0).lower()[:3] for m in _SLOT_WEEKDAY.finditer(text)}
-    for m in _SLOT_PHONE.finditer(text):  # "0152 2290 4471": one number in groups
-        digits = re.sub(r"\D", "", m.group(0))
-        if len(digits) >= 7:
-            values.add(digits)
-    return frozenset(v for v in values if v)
 
 
 # ---------------------------------------------------------------------------------------------
