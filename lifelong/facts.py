@@ -977,13 +977,20 @@ class Relation:
 
 
 @lru_cache(maxsize=8192)
+def _extracted(text: str) -> Statement:
+    """:func:`extract` without a clock, read once per text: :func:`typed_values` and
+    :func:`relate` both need it, for the same lines, on every search in mode current."""
+    return extract(text)
+
+
+@lru_cache(maxsize=8192)
 def typed_values(text: str) -> frozenset[tuple[str, str]]:
     """The values a line states, each as (shape, canonical form), so that one value written two
     ways is one value: money and quantities as :func:`extract` reads them (``€1.200`` and ``EUR
     1,200`` are ``EUR 1200``), dates, weekdays and times canonical, phone numbers as their
     digits, licence plates and identifiers without case or separators (``HH-MK 482`` =
     ``HH MK 482``), bare numbers as written."""
-    st = extract(text)
+    st = _extracted(text)
     out: set[tuple[str, str]] = set()
     taken: list[tuple[int, int]] = []
     for m in _PLATE.finditer(text):
@@ -1159,7 +1166,7 @@ def relate_statements(older: str, newer: str) -> Relation:
     update of confidence 0.9 whose subjects are surely the same (see ``decide.plan``)."""
     if not older.strip() or not newer.strip():
         return Relation("unknown", 0.0, "an empty statement")
-    a, b = extract(older), extract(newer)
+    a, b = _extracted(older), _extracted(newer)
     comparison = compare(a, b)
     if comparison.additive:
         return Relation("compatible", 0.7, "an additional fact")
