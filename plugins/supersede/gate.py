@@ -226,7 +226,13 @@ class Gate:
                     else "unknown"
                 )
                 answer = judge.ask(
-                    model, self.cfg, fact.text, cand.text, old_date, self.now.date().isoformat()
+                    model,
+                    self.cfg,
+                    fact.text,
+                    cand.text,
+                    old_date,
+                    self.now.date().isoformat(),
+                    workspace=self.ws,
                 )
                 if answer is not None:
                     match = Match(fact, cmp, answer[0], "model", answer[1], relation=relation)
