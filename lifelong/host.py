@@ -39,6 +39,7 @@ from .contracts import (
     GateResult,
     JSONObject,
     Message,
+    RecallStore,
     RelatedFact,
     Session,
     ToolHandler,
@@ -236,7 +237,8 @@ def implemented_hooks(module: ModuleType) -> list[str]:
 
 
 class Context:
-    """What every hook gets as ``ctx``: workspace, config, store, embedder, tools, clock."""
+    """What every hook gets as ``ctx``: workspace, config, store, embedder, recall index, tools,
+    clock."""
 
     def __init__(self, host: Host):
         self.host = host
@@ -261,6 +263,12 @@ class Context:
     @property
     def embedder(self) -> Embedder | None:
         return self.host.embedder
+
+    @property
+    def recall(self) -> RecallStore | None:
+        """The recall index as other plugins read and write it (hook ``provide_recall_store``),
+        or None when no loaded plugin provides one."""
+        return self.host.recall_store
 
     def call_tool(self, name: str, **arguments: Any) -> JSONObject:
         return self.host.call_tool(name, arguments)
@@ -300,6 +308,8 @@ class Host:
         self._store: Store | None = None
         self._embedder: Embedder | None = None
         self._embedder_made = False
+        self._recall_store: RecallStore | None = None
+        self._recall_store_made = False
         self._lock = threading.RLock()
         self.ctx = Context(self)
         wanted = None if builtins is None else set(builtins)
@@ -560,6 +570,16 @@ class Host:
                 self._embedder = embedder
                 self._embedder_made = True
             return self._embedder
+
+    @property
+    def recall_store(self) -> RecallStore | None:
+        """The :class:`~lifelong.contracts.RecallStore` a plugin provides (``provide_recall_store``,
+        asked once), or None."""
+        with self._lock:
+            if not self._recall_store_made:
+                self._recall_store = self.call_first("provide_recall_store", ctx=self.ctx)
+                self._recall_store_made = True
+            return self._recall_store
 
     def close(self) -> None:
         if self._store is not None:

@@ -273,6 +273,7 @@ def test_every_hook_has_a_docstring() -> None:
         "register_tools",
         "register_migrations",
         "provide_embedder",
+        "provide_recall_store",
         "status_report",
         "on_files_changed",
         "retrieval_pre",
