@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from .extract import (
     keys_named,
     name_phrases,
     normalise_concept,
+    normalised_idf,
     script_of,
     should_prune,
 )
@@ -439,7 +439,7 @@ class ConceptIndex:
         content = {normalise_concept(w) for w in content_words(request.query)}
         total = max(2, self._total_chunks())
         concepts = {row[0]: row for row in found.values()}
-        idf = {key: math.log(total / max(1, row[2])) / math.log(total) for key, row in concepts.items()}
+        idf = {key: normalised_idf(row[2], total) for key, row in concepts.items()}
         min_idf = float(self.config["min_idf"])
         # a concept naming a large share of the corpus (the user's own name, a partner in every
         # conversation) is background: it covers no word of the query and lends no specificity
@@ -508,7 +508,7 @@ class ConceptIndex:
         if not rows or max(r[2] for r in rows) > int(self.config["max_doc_freq"]):
             return None
         total = max(2, self._total_chunks())
-        idf = {key: math.log(total / max(1, df)) / math.log(total) for key, _, df, _, _ in rows}
+        idf = {key: normalised_idf(df, total) for key, _, df, _, _ in rows}
         names = sorted(r[1] for r in rows)
         detail: dict[str, object] = {
             "exact": ", ".join(r[1] for r in rows),

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from lifelong.contracts import ChunkFilter, ChunkRecord, RecallEvent, UnitRecord
+from lifelong.decay import decay_factor
 from lifelong.errors import InputError
 from lifelong.privacy import corpus_predicate
 
-from .scoring import decay_factor
 from .settings import PLUGIN
 
 _CHUNK_COLUMNS = (

@@ -32,11 +32,10 @@ def corpus_doc_freq(ctx: Context):  # noqa: ANN201 - returns (doc_freq, total_do
     def doc_freq(terms: list[str]) -> dict[str, int]:
         return recall.doc_freqs(terms)
 
-    import math
+    from .task import smooth_idf
 
     def idf(term: str) -> float:
-        df = doc_freq([term]).get(term, 0)
-        return math.log(1 + max(total, 1) / (1 + df))
+        return smooth_idf(doc_freq([term]).get(term, 0), total)
 
     return doc_freq, total, idf
 
