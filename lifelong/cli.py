@@ -54,6 +54,14 @@ class CliState:
             clock.set_now(clock.parse_instant(value, self._host.workspace.timezone))
 
 
+def cli_state(ctx: click.Context) -> CliState:
+    """The ``lifelong`` group's state; a one-line error for a command run outside the group."""
+    state = ctx.find_object(CliState)
+    if state is None:
+        raise click.UsageError("this command runs under the `lifelong` command group")
+    return state
+
+
 NOW_HELP = "Pretend it is this time (ISO 8601; a naive time is in the workspace's zone)."
 
 
@@ -87,7 +95,7 @@ def add_now_option(command: click.Command) -> click.Command:
 def get_host(ctx: click.Context | None = None) -> Host:
     """The host for the running command (plugins call this from their commands)."""
     ctx = ctx or click.get_current_context()
-    return ctx.find_object(CliState).host()
+    return cli_state(ctx).host()
 
 
 def emit_json(data: Any) -> None:
@@ -260,7 +268,7 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
     """List plugins: id, enabled, hooks."""
     from .host import Host
 
-    state = ctx.find_object(CliState)
+    state = cli_state(ctx)
     try:
         host = state.host()
     except LifelongError:
@@ -269,9 +277,9 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit_json({"version": JSON_SCHEMA_VERSION, "plugins": rows})
         return
-    for r in rows:
-        mark = "on " if r["enabled"] else "off"
-        click.echo(f"{mark} {r['id']:<11} {', '.join(r['hooks']) or r['note']}")
+    for r in host.plugins.values():
+        mark = "on " if r.status == "loaded" else "off"
+        click.echo(f"{mark} {r.id:<11} {', '.join(r.hooks) or r.note}")
 
 
 @cli.command("audit")
@@ -289,7 +297,7 @@ def audit_cmd(
 
     from . import audit
 
-    ws = ctx.find_object(CliState).workspace()
+    ws = cli_state(ctx).workspace()
     entries, bad = audit.read(ws)
     entries = [
         e
@@ -327,7 +335,7 @@ def mcp_cmd(ctx: click.Context, workspace: str | None) -> None:
     MEMORY.md and today resources over MCP on stdio."""
     from .mcp_server import serve_stdio
 
-    state = ctx.find_object(CliState)
+    state = cli_state(ctx)
     if workspace:
         state.workspace_option = workspace
     serve_stdio(get_host(ctx))

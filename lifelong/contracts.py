@@ -6,7 +6,8 @@ defined here: the search request and its candidates (``retrieval_pre``, ``retrie
 decision on it (``before_message_write``), a chat session and its messages (``before_prompt_build``,
 ``before_compaction``, ``after_compaction``), the gate's and the flush's results, a
 consolidation run (``dreaming_phase``, ``after_consolidation``), and recall's index as other
-plugins read and write it (:class:`RecallStore`, hook ``provide_recall_store``).
+plugins read and write it (:class:`RecallStore`, hook ``provide_recall_store``), and what every hook
+gets as ``ctx`` (:class:`PluginContext`) with the names of the tools plugins call through it.
 
 Frozen dataclasses where a value is handed over and not changed; :class:`Candidate` is mutable on
 purpose (each ranking step fills in its own scores). JSON-shaped data (tool results, reports) is
@@ -18,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol, TypedDict
 
 from .errors import InputError, LifelongError
 
@@ -28,7 +29,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only (numpy is not imported by `l
     import numpy.typing as npt
     from sqlite_utils.migrations import Migrations
 
+    from .host import Host
     from .journal import Journal
+    from .store import Store
+    from .workspace import Workspace
 
 JSON = str | int | float | bool | None | list["JSON"] | dict[str, "JSON"]
 JSONObject = dict[str, JSON]
@@ -492,6 +496,66 @@ class RecallStore(Protocol):
         floor); 1.0 for None (evergreen)."""
         ...
 
+
+# ---------------------------------------------------------------------------------------------
+# The context of a hook
+
+
+class PluginContext(Protocol):
+    """What every hook and tool handler gets as ``ctx`` (the host's ``lifelong.host.Context``
+    implements it): a plugin annotates ``ctx: PluginContext`` and uses only these members.
+
+    ``workspace`` raises PluginError when the host has none; ``config(plugin_id)`` is a plugin's
+    validated config section with its defaults; ``now()`` the workspace-local time (pinned by
+    ``lifelong.clock`` in tests and replays); ``store`` the shared SQLite index (its ``lock``
+    serialises writers); ``recall`` the :class:`RecallStore` (None without a recall plugin);
+    ``call_tool(name, **arguments)`` runs a registered tool (services included) and returns its
+    JSON object, errors as ``{"error": ...}``, never raising (name it by a constant below);
+    ``hook``/``first`` call every / the first non-None implementation of a hook; ``log`` appends
+    to ``.lifelong/logs/<plugin_id>.log``; ``state`` is a per-host cache keyed
+    ``"<plugin>.<name>"``. ``host`` is the host itself, for what the context does not wrap
+    (``decide_write``, the tool registry ``tools``): prefer the other members."""
+
+    @property
+    def host(self) -> Host: ...
+
+    @property
+    def state(self) -> dict[str, Any]: ...
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def embedder(self) -> Embedder | None: ...
+
+    @property
+    def recall(self) -> RecallStore | None: ...
+
+    def now(self) -> dt.datetime: ...
+
+    def config(self, plugin_id: str) -> dict[str, Any]: ...
+
+    def call_tool(self, name: str, **arguments: Any) -> JSONObject: ...
+
+    def hook(self, name: str, **kwargs: Any) -> list[Any]: ...
+
+    def first(self, name: str, **kwargs: Any) -> Any: ...
+
+    def log(self, plugin_id: str, message: str) -> None: ...
+
+
+# The tools the built-in plugins register that other plugins and the runtime call by name
+# (``ctx.call_tool(MEMORY_SEARCH, ...)``): spelt once here, so a typo is a type error (an unknown
+# constant), not an ``{"error": "unknown tool ..."}`` at run time. Registration uses them too.
+MEMORY_SEARCH: Final = "memory_search"  # recall
+MEMORY_GET: Final = "memory_get"  # recall
+MEMORY_INDEX: Final = "memory_index"  # recall
+MEMORY_WHY: Final = "memory_why"  # wiki
+REMEMBER: Final = "remember"  # supersede
+DREAM_NIGHT: Final = "dream_night"  # dreaming (a service, agent=False)
 
 # ---------------------------------------------------------------------------------------------
 # Registration

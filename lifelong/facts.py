@@ -500,8 +500,8 @@ def _dates(text: str, now: dt.datetime | None, spans: _Spans, change: bool, out:
     if now is not None:
         for m in _RELATIVE_DAY.finditer(text):
             offset = {"today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1}[m.group(1).lower()]
-            day = now.date() + dt.timedelta(days=offset)
-            found.append((m.start(), m.end(), day.isoformat(), day))
+            relative = now.date() + dt.timedelta(days=offset)
+            found.append((m.start(), m.end(), relative.isoformat(), relative))
     for start, end, value, day in sorted(found):
         if not spans.free(start, end):
             continue
@@ -1014,13 +1014,13 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
     ):  # "1.200,50 €", "1 150 €", "CHF 1'250.–": as extract cannot
         if any(a < m.end() and m.start() < b and b - a >= len(m.group(0).rstrip(".,–- ")) for a, b in money):
             continue  # extract read this amount whole
-        amount = _locale_amount(m.group("num") or m.group("num2"))
-        if amount is not None:
+        parsed = _locale_amount(m.group("num") or m.group("num2"))
+        if parsed is not None:
             cur = (m.group("cur") or m.group("cur2")).lower().rstrip(".")
             currency = (
                 _CURRENCY_SYMBOLS.get(cur) or _CURRENCY_WORDS.get(cur) or ("CHF" if cur == "fr" else "")
             )
-            out.add(("money", f"{currency} {_canonical_number(amount)}"))
+            out.add(("money", f"{currency} {_canonical_number(parsed)}"))
             taken.append(m.span())
     for v in st.values:
         if v.negated or v.kind == "status" or any(a < v.end and v.start < b for a, b in taken):

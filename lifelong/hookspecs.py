@@ -5,8 +5,9 @@ Calls are keyword-only; an implementation may take fewer arguments than its spec
 each implementation itself inside try/except (fault isolation): one that raises is logged to
 ``.lifelong/logs/<plugin>.log`` and the call goes on as if it were not registered.
 
-``ctx`` is the :class:`lifelong.host.Context` of the call: the workspace, config, the store, the
-embedder, the recall index (``ctx.recall``), the tool registry and the clock.
+``ctx`` is the :class:`lifelong.contracts.PluginContext` of the call (the host's
+``lifelong.host.Context`` implements it): the workspace, config, the store, the embedder, the
+recall index (``ctx.recall``), the tools (``ctx.call_tool``) and the clock.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .contracts import (
     GateResult,
     JSONObject,
     Message,
+    PluginContext,
     RecallStore,
     RelatedFact,
     SearchRequest,
@@ -38,8 +40,6 @@ from .contracts import (
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import click
     from sqlite_utils.migrations import Migrations
-
-    from .host import Context
 
 PROJECT = "lifelong"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -73,21 +73,21 @@ def register_migrations(register: Callable[[Migrations], None]) -> None:
 
 
 @hookspec(firstresult=True)
-def provide_embedder(ctx: Context, config: JSONObject) -> Embedder | None:
+def provide_embedder(ctx: PluginContext, config: JSONObject) -> Embedder | None:
     """Return the :class:`~lifelong.contracts.Embedder` for the workspace's ``embedding``
     config section, or None when this plugin does not serve that provider. First non-None wins;
     with provider ``none`` nobody answers and search is FTS-only."""
 
 
 @hookspec(firstresult=True)
-def provide_recall_store(ctx: Context) -> RecallStore | None:
+def provide_recall_store(ctx: PluginContext) -> RecallStore | None:
     """Return the :class:`~lifelong.contracts.RecallStore` through which other plugins read and
     write the recall index (``ctx.recall``); a plugin never names another's tables. First
     non-None wins; None from everyone (recall disabled) makes ``ctx.recall`` None."""
 
 
 @hookspec
-def status_report(ctx: Context) -> StatusReport | None:
+def status_report(ctx: PluginContext) -> StatusReport | None:
     """This plugin's part of ``lifelong status``: what a user needs to know (counts, last run,
     health, warnings) and the next step, as a :class:`~lifelong.contracts.StatusReport`."""
 
@@ -96,7 +96,7 @@ def status_report(ctx: Context) -> StatusReport | None:
 
 
 @hookspec
-def on_files_changed(ctx: Context, changes: FileChanges) -> None:
+def on_files_changed(ctx: PluginContext, changes: FileChanges) -> None:
     """After a sync of markdown into the index changed files."""
 
 
@@ -104,21 +104,21 @@ def on_files_changed(ctx: Context, changes: FileChanges) -> None:
 
 
 @hookspec(firstresult=True)
-def retrieval_pre(ctx: Context, request: SearchRequest) -> list[Candidate] | None:
+def retrieval_pre(ctx: PluginContext, request: SearchRequest) -> list[Candidate] | None:
     """Before search. Return candidates that answer the request without searching (the concept
     index does this for known names), or None to let search run. First non-None wins."""
 
 
 @hookspec
 def retrieval_post(
-    ctx: Context, request: SearchRequest, candidates: list[Candidate]
+    ctx: PluginContext, request: SearchRequest, candidates: list[Candidate]
 ) -> list[Candidate] | None:
     """After hybrid scoring and decay, before MMR. Return a new candidate list (re-scored), or
     None to leave it unchanged. Implementations are applied in turn."""
 
 
 @hookspec
-def corpus_supplement(ctx: Context, request: SearchRequest) -> list[Candidate] | None:
+def corpus_supplement(ctx: PluginContext, request: SearchRequest) -> list[Candidate] | None:
     """For ``corpus`` wiki or all: return extra candidates from another corpus, each with
     ``corpus`` set; the search merges them with a per-corpus cap, then backfills."""
 
@@ -127,14 +127,14 @@ def corpus_supplement(ctx: Context, request: SearchRequest) -> list[Candidate] |
 
 
 @hookspec
-def before_prompt_build(ctx: Context, session: Session) -> GateResult | None:
+def before_prompt_build(ctx: PluginContext, session: Session) -> GateResult | None:
     """Before each reply is generated: return a :class:`GateResult` whose ``prefix`` is
     prepended to the user-role prompt, or None. Gates must document whether they fail open."""
 
 
 @hookspec
 def before_message_write(
-    ctx: Context, candidate: WriteCandidate, existing: list[RelatedFact]
+    ctx: PluginContext, candidate: WriteCandidate, existing: list[RelatedFact]
 ) -> WriteDecision | None:
     """Before any durable memory write. ``candidate`` is the text about to be written,
     ``existing`` the related memories the writer found (an implementation may look for more).
@@ -143,13 +143,13 @@ def before_message_write(
 
 
 @hookspec
-def before_compaction(ctx: Context, session: Session, messages: list[Message]) -> FlushResult | None:
+def before_compaction(ctx: PluginContext, session: Session, messages: list[Message]) -> FlushResult | None:
     """Before the runtime summarises ``messages`` (the turns about to leave its context) away:
     save what matters. Called on every compaction path (normal, forced, overflow recovery)."""
 
 
 @hookspec
-def after_compaction(ctx: Context, session: Session, summary: str) -> None:
+def after_compaction(ctx: PluginContext, session: Session, summary: str) -> None:
     """After the runtime summarised its context into ``summary``."""
 
 
@@ -157,12 +157,12 @@ def after_compaction(ctx: Context, session: Session, summary: str) -> None:
 
 
 @hookspec
-def dreaming_phase(ctx: Context, phase: str, run: ConsolidationRun) -> JSONObject | None:
+def dreaming_phase(ctx: PluginContext, phase: str, run: ConsolidationRun) -> JSONObject | None:
     """One phase of the nightly consolidation: ``phase`` is light, rem or deep, called in that
     order with the same ``run``. Return a phase report (a JSON object) or None."""
 
 
 @hookspec
-def after_consolidation(ctx: Context, run: ConsolidationRun) -> None:
+def after_consolidation(ctx: PluginContext, run: ConsolidationRun) -> None:
     """After a consolidation run finished writing MEMORY.md (wiki compile + lint, concept
     rebuild). File writes go through ``run.journal`` so a rollback undoes them too."""

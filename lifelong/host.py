@@ -42,6 +42,7 @@ from .contracts import (
     GateResult,
     JSONObject,
     Message,
+    PluginContext,
     RecallStore,
     RelatedFact,
     Session,
@@ -71,7 +72,11 @@ def installed_entry_points() -> importlib.metadata.EntryPoints:
     """Every installed entry point, read once per process: each read scans the metadata of every
     installed distribution (20-50 ms), and a CLI call needs the plugins' twice and the extra
     commands' once."""
-    return importlib.metadata.entry_points()
+    eps = importlib.metadata.entry_points()
+    if isinstance(eps, importlib.metadata.EntryPoints):  # Python 3.12 and later
+        return eps
+    # Python 3.11: a (deprecated) dict of EntryPoints by group, which .select() would return as is
+    return importlib.metadata.EntryPoints(ep for group in eps.values() for ep in group)
 
 
 def plugin_entry_points() -> list[importlib.metadata.EntryPoint]:
@@ -127,7 +132,7 @@ class PluginRecord:
 class Tool:
     name: str
     description: str
-    parameters: JSONObject
+    parameters: dict[str, Any]  # a JSON Schema, read by key
     handler: ToolHandler
     plugin: str
     annotations: JSONObject | None = None
@@ -273,7 +278,7 @@ def implemented_hooks(module: ModuleType) -> list[str]:
 
 class Context:
     """What every hook gets as ``ctx``: workspace, config, store, embedder, recall index, tools,
-    clock."""
+    clock. Plugins see it as :class:`lifelong.contracts.PluginContext` (checked below)."""
 
     def __init__(self, host: Host):
         self.host = host
@@ -316,6 +321,12 @@ class Context:
 
     def log(self, plugin_id: str, message: str) -> None:
         self.host.log_plugin(plugin_id, message)
+
+
+if TYPE_CHECKING:  # the type checker proves Context provides every member of PluginContext
+
+    def _implements_plugin_context(ctx: Context) -> PluginContext:
+        return ctx
 
 
 class Host:

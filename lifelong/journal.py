@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import audit
 from .errors import LifelongError, WorkspaceError
@@ -140,11 +141,11 @@ class Journal:
         )
 
 
-def _other_journals(workspace: Workspace, run_id: str) -> list[tuple[Path, list[dict]]]:
+def _other_journals(workspace: Workspace, run_id: str) -> list[tuple[Path, list[dict[str, Any]]]]:
     """(folder, entry rows) of every journal but ``run_id``'s; a journal being written, or left
     torn by a kill, is skipped (no evidence either way)."""
     folder = workspace.state_dir / "journal"
-    out: list[tuple[Path, list[dict]]] = []
+    out: list[tuple[Path, list[dict[str, Any]]]] = []
     if not folder.is_dir():
         return out
     for entries_path in sorted(folder.glob("*/entries.json")):
@@ -206,7 +207,7 @@ def bytes_after(workspace: Workspace, run_id: str, rel: str) -> bytes | None:
                     and row.get(blob_key)
                     and (folder / row[blob_key]).exists()
                 ):
-                    data = (folder / row[blob_key]).read_bytes()
+                    data: bytes = (folder / row[blob_key]).read_bytes()
                     if sha256(data) == last.after_sha:
                         return data
     return None

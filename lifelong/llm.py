@@ -11,13 +11,15 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import LLMOffline, LLMTimeout
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+_T = TypeVar("_T")
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -72,7 +74,7 @@ def _call(model: str, messages: list[dict[str, Any]], timeout_s: float, kwargs: 
     return content or ""
 
 
-def _within_deadline(model: str | None, deadline_s: float, fn: Any, *args: Any) -> Any:
+def _within_deadline(model: str | None, deadline_s: float, fn: Callable[..., _T], *args: Any) -> _T:
     """Run ``fn(*args)`` on a worker thread; LLMTimeout past ``deadline_s`` (the worker is
     abandoned, never joined), LLMOffline for no model or any provider error."""
     if not model:

@@ -15,6 +15,7 @@ Every block carries its heading path.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -221,7 +222,7 @@ def parse_blocks(text: str, first_line: int = 1, *, nested_items: bool = False) 
     return blocks
 
 
-def _nested(tokens: list[Token], begin: int, end: int, add) -> None:  # noqa: ANN001 - local callback
+def _nested(tokens: list[Token], begin: int, end: int, add: Callable[..., None]) -> None:
     """Every list item in tokens[begin:end] as its own block: its lines up to its first nested
     list, with the first lines of its ancestors."""
     stack: list[tuple[int, str]] = []  # (token level of the item, its first line)

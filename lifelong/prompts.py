@@ -95,7 +95,8 @@ def render(name: str, workspace: Any = None, /, **variables: Any) -> str:
         return _environment(str(source.parent)).get_template(name).render(**variables)
     except jinja2.TemplateError as exc:
         where = f"{OVERRIDE_DIR}/{name}" if source.parent != folder() else f"the shipped prompt {name}"
-        line = f" line {exc.lineno}" if getattr(exc, "lineno", None) else ""
+        lineno = getattr(exc, "lineno", None)
+        line = f" line {lineno}" if lineno else ""
         raise ConfigError(f"{where}{line}: {exc.message or type(exc).__name__}") from exc
 
 

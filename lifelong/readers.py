@@ -26,6 +26,7 @@ import re
 from collections import Counter
 from decimal import Decimal
 from functools import cache, lru_cache
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ def dates(
     return out
 
 
-def _names_a_day(parser, span: str, when: dt.datetime, written_on: dt.date) -> bool:  # noqa: ANN001
+def _names_a_day(parser: Any, span: str, when: dt.datetime, written_on: dt.date) -> bool:
     """Whether a span parsed with a time of day also names its day: it falls on another day than
     the note's ("Friday at 7pm"), or one of its words alone is a day ("tonight 8pm", "today at
     noon"); "at 3pm" alone is not."""
@@ -161,7 +162,7 @@ def _names_a_day(parser, span: str, when: dt.datetime, written_on: dt.date) -> b
 
 
 @lru_cache(maxsize=64)
-def _date_parser(languages: tuple[str, ...] | None, base: dt.datetime, prefer: str):  # noqa: ANN202
+def _date_parser(languages: tuple[str, ...] | None, base: dt.datetime, prefer: str) -> Any:
     from dateparser.date import DateDataParser
 
     return DateDataParser(
@@ -460,7 +461,7 @@ def _segment(engine: str, text: str, language: str) -> list[tuple[int, int]]:
 
 
 @lru_cache(maxsize=16)
-def _pysbd(language: str):  # noqa: ANN202
+def _pysbd(language: str) -> Any:
     import pysbd
 
     return pysbd.Segmenter(language=language, clean=False, char_span=True)

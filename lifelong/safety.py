@@ -284,7 +284,8 @@ def _vendor_rules() -> tuple[tuple[str, re.Pattern[str]], ...]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
     rules: list[tuple[str, re.Pattern[str]]] = []
-    for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
+    detectors: dict[str, Any] = get_mapping_from_secret_type_to_class()  # detector classes by type
+    for secret_type, cls in sorted(detectors.items()):
         if cls.__name__ in VENDOR_DETECTORS:
             rules.extend((secret_type.lower(), pattern) for pattern in cls().denylist)
     return tuple(rules)
@@ -428,7 +429,7 @@ def _seed_phrase_words(text: str) -> list[tuple[int, int]]:
 
 def _listed(text: str, end: int) -> list[tuple[int, int]]:
     """The further values of a list after a label's first one ("codes: a1b2, c3d4, e5f6")."""
-    out = []
+    out: list[tuple[int, int]] = []
     for m in re.finditer(r"\s*,\s*(?P<value>[\w-]{4,})", text[end:]):
         if m.start() != (out[-1][1] - end if out else 0) or not re.search(r"\d", m.group("value")):
             break

@@ -48,7 +48,8 @@ class Store:
 
     @property
     def sqlite_version(self) -> str:
-        return self.conn.execute("select sqlite_version()").fetchone()[0]
+        version: str = self.conn.execute("select sqlite_version()").fetchone()[0]
+        return version
 
     def migrate(self, migration_sets: list[Migrations]) -> None:
         """Apply every pending migration. Processes opening a new or older index at the same

@@ -191,7 +191,8 @@ def stem(word: str) -> str:
     word = ABBREVIATIONS.get(word, word)
     if len(word) < 4 or not _ASCII_WORD.fullmatch(word):
         return word
-    return _english().stemWord(word)
+    stemmed: str = _english().stemWord(word)
+    return stemmed
 
 
 def is_stopword(word: str) -> bool:

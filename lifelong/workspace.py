@@ -26,7 +26,7 @@ import datetime as dt
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,7 +74,7 @@ CORE_CONFIG_SCHEMA: dict[str, Any] = {
 
 
 def resolve_root(
-    option: str | os.PathLike[str] | None, *, env: dict[str, str] | None = None, cwd: Path | None = None
+    option: str | os.PathLike[str] | None, *, env: Mapping[str, str] | None = None, cwd: Path | None = None
 ) -> Path:
     """``--workspace``, then ``LIFELONG_WORKSPACE``, then the current directory if it holds
     lifelong.yaml (or looks like an OpenClaw workspace: MEMORY.md/memory.md plus memory/)."""

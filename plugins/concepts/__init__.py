@@ -13,8 +13,14 @@ from lifelong.hookspecs import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from lifelong.contracts import Candidate, ConsolidationRun, FileChanges, SearchRequest, StatusReport
-    from lifelong.host import Context
+    from lifelong.contracts import (
+        Candidate,
+        ConsolidationRun,
+        FileChanges,
+        PluginContext,
+        SearchRequest,
+        StatusReport,
+    )
 
 PLUGIN = "concepts"
 
@@ -34,7 +40,7 @@ def register_commands(cli: click.Group) -> None:
 
 
 @hookimpl
-def retrieval_pre(ctx: Context, request: SearchRequest) -> list[Candidate] | None:
+def retrieval_pre(ctx: PluginContext, request: SearchRequest) -> list[Candidate] | None:
     """Answer from the index when the query's concepts carry it; None lets the hybrid search run."""
     from .index import ConceptIndex
 
@@ -48,14 +54,14 @@ def retrieval_pre(ctx: Context, request: SearchRequest) -> list[Candidate] | Non
 
 
 @hookimpl
-def on_files_changed(ctx: Context, changes: FileChanges) -> None:
+def on_files_changed(ctx: PluginContext, changes: FileChanges) -> None:
     from .index import ConceptIndex, affected_paths
 
     ConceptIndex(ctx, ctx.config(PLUGIN)).update(affected_paths(changes))
 
 
 @hookimpl
-def after_consolidation(ctx: Context, run: ConsolidationRun) -> None:
+def after_consolidation(ctx: PluginContext, run: ConsolidationRun) -> None:
     """The nightly pass: fresh importance, pruning, wiki names and aliases (the occurrences are
     kept current by every sync; `lifelong concepts rebuild` re-extracts them)."""
     from .index import ConceptIndex
@@ -64,7 +70,7 @@ def after_consolidation(ctx: Context, run: ConsolidationRun) -> None:
 
 
 @hookimpl
-def status_report(ctx: Context) -> StatusReport:
+def status_report(ctx: PluginContext) -> StatusReport:
     from lifelong.contracts import StatusReport
 
     conn = ctx.store.conn

@@ -23,9 +23,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from lifelong.contracts import Candidate, ChunkFilter, SearchRequest
+from lifelong.contracts import Candidate, ChunkFilter, PluginContext, SearchRequest
 from lifelong.errors import LifelongError
-from lifelong.host import Context
 from lifelong.text import content_words, fold, stem
 from lifelong.workspace import split_frontmatter
 
@@ -161,7 +160,7 @@ class Lookup:
 
 
 class ConceptIndex:
-    def __init__(self, ctx: Context, config: dict[str, object]):
+    def __init__(self, ctx: PluginContext, config: dict[str, object]):
         self.ctx = ctx
         self.config = config
         self.conn = ctx.store.conn

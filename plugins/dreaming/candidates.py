@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from lifelong.contracts import RecallEvent, RecallStore
+from lifelong.contracts import PluginContext, RecallEvent, RecallStore
 from lifelong.errors import LifelongError
 from lifelong.privacy import is_private, is_private_text
 from lifelong.workspace import daily_date
@@ -514,7 +514,7 @@ class DailyReader:
     note (``lifelong.privacy``: under memory/private/ or frontmatter ``privacy: private``) has no
     snippets: nothing in it is staged, credited, themed or promoted."""
 
-    def __init__(self, ctx: Any, cfg: dict[str, Any]):
+    def __init__(self, ctx: PluginContext, cfg: dict[str, Any]):
         self.ctx = ctx
         self.cfg = cfg
         self.cache: dict[str, list[Snippet] | None] = {}
@@ -629,7 +629,7 @@ SearchId = tuple[str, float]  # (query hash, time): one search
 
 
 def stage_dailies(
-    ctx: Any, run: Any, pool: CandidatePool, reader: DailyReader, report: LightReport
+    ctx: PluginContext, run: Any, pool: CandidatePool, reader: DailyReader, report: LightReport
 ) -> set[str]:
     """Stage the snippets of the dailies in the lookback window (every daily in a backfill);
     private notes are skipped. Returns the candidate keys they resolved to."""
@@ -651,7 +651,7 @@ def stage_dailies(
 
 
 def locate_events(
-    ctx: Any, events: list[RecallEvent], today: dt.date, sources: set[str], report: LightReport
+    ctx: PluginContext, events: list[RecallEvent], today: dt.date, sources: set[str], report: LightReport
 ) -> dict[EventGroup, list[RecallEvent]]:
     """The counted recall events (a counted source, on a daily up to today), each moved to where
     its lines are now (lines may have moved since the search: read against the snapshot it
@@ -940,7 +940,7 @@ def light_boost(
         report.reinforced += 1
 
 
-def light(ctx: Any, run: Any) -> LightResult:
+def light(ctx: PluginContext, run: Any) -> LightResult:
     """Stage the snippets of recent dailies and attribute the recall events since the last run
     (the run's ``event_watermark``) to them: stage, locate the events' lines, credit each
     search's snippets, apply the credits, and give touched candidates their nightly boost."""

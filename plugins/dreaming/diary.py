@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lifelong import llm, prompts
+from lifelong.contracts import PluginContext
 from lifelong.errors import LLMOffline
 from lifelong.templates import PromptTemplates
 from lifelong.workspace import replace_region
@@ -83,7 +84,7 @@ def sanitise(text: str, limit: int = 1500) -> str:
     return text
 
 
-def entry(ctx: Any, run: Any) -> tuple[str, str]:
+def entry(ctx: PluginContext, run: Any) -> tuple[str, str]:
     """(markdown entry, 'model' | 'offline')."""
     variables = diary_vars(run)
     offline = TEMPLATES.render("dream_diary_offline.md.j2", **variables)
@@ -111,7 +112,7 @@ def entry(ctx: Any, run: Any) -> tuple[str, str]:
     return offline, "offline"
 
 
-def write_entry(ctx: Any, run: Any) -> str:
+def write_entry(ctx: PluginContext, run: Any) -> str:
     """Write the run's diary entry (journaled); returns its source: model | offline."""
     text, source = entry(ctx, run)
     edits = human_edits_text(getattr(run, "human_edits", []))

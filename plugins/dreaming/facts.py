@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from lifelong.contracts import PluginContext
 from lifelong.text import (
     CHATTER,
     STOPWORDS,
@@ -798,7 +799,7 @@ class FactVectors:
 
 
 def fact_cosine(
-    ctx: Any, config: Mapping[str, Any], items: dict[str, str]
+    ctx: PluginContext, config: Mapping[str, Any], items: dict[str, str]
 ) -> tuple[Callable[[str, str], float | None] | None, str]:
     """The embedding cosine between the texts of ``items`` (key -> text; ``cosine(a, b)`` by key,
     vectors cached in ``dream_vectors``) and its model's name; ``(None, "lexical")`` when

@@ -20,6 +20,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from lifelong.contracts import PluginContext
 from lifelong.workspace import daily_date
 
 
@@ -33,7 +34,7 @@ def is_daily(rel: str) -> bool:
     )
 
 
-def record_snapshots(ctx: Any, paths: list[str], *, keep_days: float = 14.0) -> int:
+def record_snapshots(ctx: PluginContext, paths: list[str], *, keep_days: float = 14.0) -> int:
     """Store the line hashes of ``paths`` (dailies only) as of now, when they changed."""
     store = ctx.store
     now = ctx.now().timestamp()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from lifelong import llm, prompts
-from lifelong.contracts import WriteCandidate, WriteDecision
+from lifelong.contracts import PluginContext, WriteCandidate, WriteDecision
 from lifelong.errors import LLMOffline
 
 from .candidates import Candidate, CandidatePool, DailyReader, Occurrence, shared_candidates
@@ -91,7 +91,7 @@ def union_recalls(recalls: dict[str, list[Recall]], keys: Iterable[str]) -> list
     return list(seen.values())
 
 
-def fact_groups(ctx: Any, run: Any, candidates: list[Candidate]) -> dict[str, list[str]]:
+def fact_groups(ctx: PluginContext, run: Any, candidates: list[Candidate]) -> dict[str, list[str]]:
     """Group id -> member keys for ``candidates`` (see facts.py)."""
     occ = run.pool.occurrence_index()
     names = names_seen(c.text for c in candidates)
@@ -166,7 +166,7 @@ class PoolScores:
     joined: dict[str, str]  # staged key -> the promoted key of its fact
 
 
-def score_pool(ctx: Any, run: Any) -> PoolScores:
+def score_pool(ctx: PluginContext, run: Any) -> PoolScores:
     """Score every fact with a staged member: its members' signals together (recall events once
     each, occurrences of every member, the strongest reinforcement). A fact already promoted
     (a member in MEMORY.md) is not scored again: its new statements join it (``joined``)."""
@@ -228,7 +228,7 @@ def live_snippet(reader: DailyReader, occurrences: list[Occurrence]) -> Snippet 
     return None
 
 
-def merged_statement(ctx: Any, run: Any, statements: list[str], fallback: str) -> str | None:
+def merged_statement(ctx: PluginContext, run: Any, statements: list[str], fallback: str) -> str | None:
     """One sentence for a fact written several ways, from the model (prompts/dreaming_fact_merge.md.j2).
     None — keep the most complete statement — when the model is unavailable or its sentence drops
     a name, date or amount of that statement, runs over the snippet limit, or reads as the suite's
@@ -275,7 +275,7 @@ def written_hashes(store: Any) -> dict[str, str]:
     return dict(store.conn.execute("SELECT key, sha FROM dream_items").fetchall())
 
 
-def read_statement(ctx: Any, run: Any, s: Scored, occ: dict[str, list[Occurrence]]) -> Statement:
+def read_statement(ctx: PluginContext, run: Any, s: Scored, occ: dict[str, list[Occurrence]]) -> Statement:
     """How the dailies state fact ``s`` right now: its first live member (the representative when
     it is still there), the model's one sentence when several members are live, every live
     member's citation."""
@@ -295,7 +295,7 @@ def read_statement(ctx: Any, run: Any, s: Scored, occ: dict[str, list[Occurrence
     return Statement(lives[0][0], live, sources, merged_by)
 
 
-def ask_write_hook(ctx: Any, run: Any, p: Proposal, memory: list, target: str) -> WriteDecision:
+def ask_write_hook(ctx: PluginContext, run: Any, p: Proposal, memory: list, target: str) -> WriteDecision:
     """``before_message_write``'s decision on a planned promotion."""
     live = p.live
     payload = WriteCandidate(
@@ -322,7 +322,7 @@ def record_scores(scored: list[Scored]) -> None:
         c.dirty = True
 
 
-def build_plan(ctx: Any, run: Any, pool_scores: PoolScores, memory_text: str) -> PromotionPlan:
+def build_plan(ctx: PluginContext, run: Any, pool_scores: PoolScores, memory_text: str) -> PromotionPlan:
     """Walk the planner over ``scored``, reading each due fact's statement and asking the write
     hook about each proposal (not in a dry run)."""
     pool: CandidatePool = run.pool
@@ -352,7 +352,7 @@ def struck_pointers(run: Any, plan: PromotionPlan) -> dict[str, str]:
     return out
 
 
-def write_memory(ctx: Any, run: Any, plan: PromotionPlan, hashes: dict[str, str]) -> MemoryWrite:
+def write_memory(ctx: PluginContext, run: Any, plan: PromotionPlan, hashes: dict[str, str]) -> MemoryWrite:
     """Apply the plan's items to MEMORY.md as it is under the lock (journaled; not in a dry run)."""
     ws, cfg = ctx.workspace, run.config
     with ws.lock("write", timeout=10.0) if not run.dry_run else contextlib.nullcontext():
@@ -423,7 +423,7 @@ class DeepResult:
     report: dict[str, Any]
 
 
-def deep(ctx: Any, run: Any) -> DeepResult:
+def deep(ctx: PluginContext, run: Any) -> DeepResult:
     """Read the inputs, plan (``plan.PromotionPlanner``), apply; candidate statuses and the
     journaled MEMORY.md write are the only effects."""
     cfg = run.config

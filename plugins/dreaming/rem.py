@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lifelong import llm, prompts
+from lifelong.contracts import PluginContext
 from lifelong.errors import LLMOffline
 
 from .candidates import Candidate, CandidatePool, list_dailies, shared_candidates
@@ -148,7 +149,7 @@ class RemResult:
         return self.plan.themes
 
 
-def window_entries(ctx: Any, run: Any, pool: CandidatePool, reader: Any) -> list[Entry]:
+def window_entries(ctx: PluginContext, run: Any, pool: CandidatePool, reader: Any) -> list[Entry]:
     """The snippets of the dailies in REM's window, as theme entries."""
     cfg = run.config
     today = run.now.date()
@@ -163,7 +164,9 @@ def window_entries(ctx: Any, run: Any, pool: CandidatePool, reader: Any) -> list
     return entries
 
 
-def summarise(ctx: Any, run: Any, pool: CandidatePool, themes: tuple[Theme, ...]) -> tuple[str, str, str]:
+def summarise(
+    ctx: PluginContext, run: Any, pool: CandidatePool, themes: tuple[Theme, ...]
+) -> tuple[str, str, str]:
     """(summary, its source: offline | model, a note when the model was unavailable)."""
     cfg = run.config
     summary, source, note = offline_summary(themes), "offline", ""
@@ -194,7 +197,7 @@ def summarise(ctx: Any, run: Any, pool: CandidatePool, themes: tuple[Theme, ...]
     return summary, source, note
 
 
-def rem(ctx: Any, run: Any, pool: CandidatePool, reader: Any) -> RemResult:
+def rem(ctx: PluginContext, run: Any, pool: CandidatePool, reader: Any) -> RemResult:
     """Read the window, plan (:func:`plan_rem`), summarise; changes nothing."""
     cfg = run.config
     entries = window_entries(ctx, run, pool, reader)

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from lifelong.contracts import PluginContext
 from lifelong.errors import ConfigError, InputError, LifelongError, PluginError
 from lifelong.journal import (
     Journal,
@@ -205,7 +206,7 @@ def new_run_id(now: dt.datetime) -> str:
     return f"{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
 
 
-def run_phase(ctx: Any, phase: str, run: Any) -> dict[str, Any] | None:
+def run_phase(ctx: PluginContext, phase: str, run: Any) -> dict[str, Any] | None:
     """The plugin's own ``dreaming_phase``: runs the phase (light and deep plan and apply; REM
     plans, then :func:`rem.apply_rem` changes the pool) and records its frozen result on the run."""
     if not isinstance(run, DreamRun) or phase not in PHASES:
@@ -334,7 +335,7 @@ def has_material(run: DreamRun) -> bool:
     )
 
 
-def finalize(ctx: Any, run: DreamRun) -> None:
+def finalize(ctx: PluginContext, run: DreamRun) -> None:
     store = ctx.store
     pool = run.pool
     assert pool is not None
@@ -365,7 +366,7 @@ def finalize(ctx: Any, run: DreamRun) -> None:
     run.status = "ok"
 
 
-def write_reports(ctx: Any, run: DreamRun) -> str:
+def write_reports(ctx: PluginContext, run: DreamRun) -> str:
     """Write the run's reports (journaled); returns their folder, workspace-relative."""
     ws = ctx.workspace
     folder = ws.reports_dir / run.run_id
@@ -593,7 +594,7 @@ def keep_human_edit(ws: Any, store: Any, run_id: str, *, keep_edited: bool) -> A
     return on_conflict
 
 
-def undo_interrupted(ctx: Any, run_id: str, summary: dict[str, Any]) -> list[str]:
+def undo_interrupted(ctx: PluginContext, run_id: str, summary: dict[str, Any]) -> list[str]:
     """Undo a run that was killed before it recorded its end, exactly, from its journal. A file
     holding any state the run's journal knows (before or after one of its writes: the crash may
     have come between the journal entry and the write) goes back to its bytes before the run; a
@@ -633,7 +634,7 @@ class Resolved:
     notes: tuple[str, ...] = ()
 
 
-def resolve_interrupted(ctx: Any) -> Resolved:
+def resolve_interrupted(ctx: PluginContext) -> Resolved:
     """Find runs left "running" by a killed dream (the caller holds the dream lock, so none is
     alive) and undo each exactly (recorded as "interrupted"); then finish every rollback a kill
     left "rolling_back" (its files part restored, its statuses and record not yet written)."""
@@ -706,7 +707,7 @@ def rollback_run(host: Any, run_id: str, *, force: bool = False) -> dict[str, An
         return {**roll_back(ctx, row, force=force), "recovered": list(resolved.notes)}
 
 
-def roll_back(ctx: Any, row: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
+def roll_back(ctx: PluginContext, row: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
     """The rollback of run ``row`` (the caller holds the dream lock). Before the first file is
     restored the run is recorded as "rolling_back", with what the rollback decided (forced or not,
     the journal of its own writes, the status it undoes): a kill from there on leaves a record

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from lifelong.contracts import JSONObject
+from lifelong.contracts import JSONObject, PluginContext
 from lifelong.errors import InputError, LockedError
-from lifelong.host import Context
 
 from .run import read_meta, run_dream, write_meta
 
@@ -31,7 +30,7 @@ PARAMETERS: JSONObject = {
 }
 
 
-def dream_night(ctx: Context, night: str) -> JSONObject:
+def dream_night(ctx: PluginContext, night: str) -> JSONObject:
     try:
         day = dt.date.fromisoformat(night)
     except ValueError as exc:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lifelong.contracts import StatusReport
-from lifelong.host import Context
+from lifelong.contracts import PluginContext, StatusReport
 
 from .memory_file import existing_keys, human_edits
 from .run import PLUGIN, history
@@ -23,7 +22,7 @@ def safety_totals(store: Any) -> dict[str, int]:
     return {"secrets_redacted": int(row[0]), "refused": int(row[1]), "lines_withheld": int(row[2])}
 
 
-def dreaming_status(ctx: Context) -> StatusReport:
+def dreaming_status(ctx: PluginContext) -> StatusReport:
     store = ctx.store
     runs = history(store, limit=1)
     staged = store.conn.execute("SELECT count(*) FROM dream_candidates WHERE status = 'staged'").fetchone()[0]

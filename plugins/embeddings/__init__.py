@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING
 from lifelong.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from lifelong.contracts import Embedder, JSONObject
-    from lifelong.host import Context
+    from lifelong.contracts import Embedder, JSONObject, PluginContext
 
 
 @hookimpl
-def provide_embedder(ctx: Context, config: JSONObject) -> Embedder | None:
+def provide_embedder(ctx: PluginContext, config: JSONObject) -> Embedder | None:
     from .providers import make_embedder
 
     return make_embedder(config)

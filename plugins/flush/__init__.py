@@ -11,8 +11,14 @@ from lifelong.hookspecs import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from lifelong.contracts import ConsolidationRun, FlushResult, Message, Session, StatusReport
-    from lifelong.host import Context
+    from lifelong.contracts import (
+        ConsolidationRun,
+        FlushResult,
+        Message,
+        PluginContext,
+        Session,
+        StatusReport,
+    )
 
 PLUGIN = "flush"
 
@@ -32,7 +38,7 @@ def register_commands(cli: click.Group) -> None:
 
 
 @hookimpl
-def before_compaction(ctx: Context, session: Session, messages: list[Message]) -> FlushResult:
+def before_compaction(ctx: PluginContext, session: Session, messages: list[Message]) -> FlushResult:
     """Fails open: an exception is logged by the host and the compaction goes on (status failed)."""
     from .run import flush_before_compaction
 
@@ -40,14 +46,14 @@ def before_compaction(ctx: Context, session: Session, messages: list[Message]) -
 
 
 @hookimpl
-def after_compaction(ctx: Context, session: Session, summary: str) -> None:
+def after_compaction(ctx: PluginContext, session: Session, summary: str) -> None:
     from .run import index_captured
 
     index_captured(ctx)
 
 
 @hookimpl
-def after_consolidation(ctx: Context, run: ConsolidationRun) -> None:
+def after_consolidation(ctx: PluginContext, run: ConsolidationRun) -> None:
     """The nightly run prunes the compaction cache past its retention."""
     from . import tier
 
@@ -57,7 +63,7 @@ def after_consolidation(ctx: Context, run: ConsolidationRun) -> None:
 
 
 @hookimpl
-def status_report(ctx: Context) -> StatusReport:
+def status_report(ctx: PluginContext) -> StatusReport:
     from . import status
 
     return status.flush_status(ctx)

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong import llm
-from lifelong.contracts import FlushResult, Message, Session, WriteCandidate
+from lifelong.contracts import FlushResult, Message, PluginContext, Session, WriteCandidate
 from lifelong.errors import LLMOffline
-from lifelong.host import Context
 from lifelong.journal import Journal
 from lifelong.privacy import PRIVATE_DIR, gate_scope
 from lifelong.workspace import append_text
@@ -29,7 +28,7 @@ from .trigger import FlushDecision, FlushRecord, plan_flush
 PLUGIN = "flush"
 
 
-def load_record(ctx: Context, session_id: str) -> FlushRecord | None:
+def load_record(ctx: PluginContext, session_id: str) -> FlushRecord | None:
     row = ctx.store.conn.execute(
         "SELECT compaction_count, total_tokens FROM flush_sessions WHERE session_id = ?", (session_id,)
     ).fetchone()
@@ -50,7 +49,9 @@ class FlushOutcome:
     note: str = ""
 
 
-def model_facts(ctx: Context, messages: list[Message], cfg: dict[str, Any], now: dt.datetime) -> FlushOutcome:
+def model_facts(
+    ctx: PluginContext, messages: list[Message], cfg: dict[str, Any], now: dt.datetime
+) -> FlushOutcome:
     """The flush turn: the model's durable facts from the evicted messages (nothing offline)."""
     model = cfg["model"] or (ctx.workspace.config.get("llm") or {}).get("model")
     if not model or not cfg["flush_turn"]:
@@ -72,7 +73,7 @@ def model_facts(ctx: Context, messages: list[Message], cfg: dict[str, Any], now:
 
 
 def write_facts(
-    ctx: Context,
+    ctx: PluginContext,
     journal: Journal,
     outcome: FlushOutcome,
     session_id: str,
@@ -105,7 +106,7 @@ def write_facts(
     return allowed
 
 
-def recent_daily_text(ctx: Context, today: dt.date, days: int = 2) -> str:
+def recent_daily_text(ctx: PluginContext, today: dt.date, days: int = 2) -> str:
     """What the last ``days`` dailies already say (so it is not captured twice)."""
     texts = []
     for back in range(days):
@@ -116,7 +117,7 @@ def recent_daily_text(ctx: Context, today: dt.date, days: int = 2) -> str:
 
 
 def apply_capture(
-    ctx: Context, journal: Journal, plan: CapturePlan, session_id: str, now: dt.datetime, count: int
+    ctx: PluginContext, journal: Journal, plan: CapturePlan, session_id: str, now: dt.datetime, count: int
 ) -> tuple[list[str], str | None]:
     """Write the captured notes and the cache file; remember every kept message's hash."""
     paths = []
@@ -136,7 +137,7 @@ def apply_capture(
 
 
 def record_flush(
-    ctx: Context,
+    ctx: PluginContext,
     *,
     run_id: str,
     session: Session,
@@ -179,7 +180,7 @@ def record_flush(
         conn.commit()
 
 
-def flush_before_compaction(ctx: Context, session: Session, messages: list[Message]) -> FlushResult:
+def flush_before_compaction(ctx: PluginContext, session: Session, messages: list[Message]) -> FlushResult:
     cfg = ctx.config(PLUGIN)
     session_id = str(session.get("id") or "default")
     decision = plan_flush(
@@ -258,7 +259,7 @@ def flush_before_compaction(ctx: Context, session: Session, messages: list[Messa
     )
 
 
-def index_captured(ctx: Context) -> None:
+def index_captured(ctx: PluginContext) -> None:
     """After the compaction: make the captured notes searchable now (recall's ``memory_index``)."""
     if "memory_index" in ctx.host.tools:
         result = ctx.call_tool("memory_index")

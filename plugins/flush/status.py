@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from lifelong.contracts import StatusReport
-from lifelong.host import Context
+from lifelong.contracts import PluginContext, StatusReport
 
 from . import tier
 from .run import PLUGIN
 
 
-def flush_status(ctx: Context) -> StatusReport:
+def flush_status(ctx: PluginContext) -> StatusReport:
     conn = ctx.store.conn
     flushes, facts, captured, cached, redacted = conn.execute(
         "SELECT count(*), coalesce(sum(facts), 0), coalesce(sum(captured), 0), coalesce(sum(cached), 0),"

@@ -17,6 +17,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from lifelong import clock, llm
+from lifelong.contracts import PluginContext
 from lifelong.errors import LLMOffline, LLMTimeout
 from lifelong.hookspecs import GateResult
 from lifelong.privacy import gate_scope
@@ -89,7 +90,9 @@ class Run:
         return (time.monotonic() - self.started) * 1000.0
 
 
-def retrieve(ctx: Any, query: GateQuery, config: dict[str, Any], scope: str = "shared") -> Retrieval:
+def retrieve(
+    ctx: PluginContext, query: GateQuery, config: dict[str, Any], scope: str = "shared"
+) -> Retrieval:
     """memory_search (corpus all, source gate) then memory_get for the exact lines of each hit.
     ``scope`` private (a direct chat that asks for it, ``lifelong.privacy.gate_scope``) lets
     private notes in; a group or channel chat never gets them."""
@@ -126,14 +129,14 @@ def retrieve(ctx: Any, query: GateQuery, config: dict[str, Any], scope: str = "s
     return Retrieval(hits, (t1 - t0) * 1000.0, (time.monotonic() - t1) * 1000.0)
 
 
-def resolve_model(ctx: Any, config: dict[str, Any], session: dict[str, Any]) -> str | None:
+def resolve_model(ctx: PluginContext, config: dict[str, Any], session: dict[str, Any]) -> str | None:
     """gate.model, else the session's model, else llm.model, else gate.model_fallback; None means
     the offline extractive gate."""
     core = (ctx.workspace.config.get("llm") or {}).get("model")
     return config["model"] or session.get("model") or core or config["model_fallback"] or None
 
 
-def breaker_for(ctx: Any, model: str, config: dict[str, Any]) -> CircuitBreaker:
+def breaker_for(ctx: PluginContext, model: str, config: dict[str, Any]) -> CircuitBreaker:
     breakers: dict[str, CircuitBreaker] = ctx.state.setdefault("gate.breakers", {})
     if model not in breakers:
         breakers[model] = CircuitBreaker(
@@ -143,11 +146,11 @@ def breaker_for(ctx: Any, model: str, config: dict[str, Any]) -> CircuitBreaker:
     return breakers[model]
 
 
-def _cache(ctx: Any) -> dict[tuple[str, str, str], tuple[float, GateResult]]:
+def _cache(ctx: PluginContext) -> dict[tuple[str, str, str], tuple[float, GateResult]]:
     return ctx.state.setdefault("gate.cache", {})
 
 
-def cached_result(ctx: Any, key: tuple[str, str, str]) -> GateResult | None:
+def cached_result(ctx: PluginContext, key: tuple[str, str, str]) -> GateResult | None:
     entry = _cache(ctx).get(key)
     if entry is None:
         return None
@@ -158,7 +161,7 @@ def cached_result(ctx: Any, key: tuple[str, str, str]) -> GateResult | None:
     return result
 
 
-def store_result(ctx: Any, key: tuple[str, str, str], result: GateResult, ttl_ms: int) -> None:
+def store_result(ctx: PluginContext, key: tuple[str, str, str], result: GateResult, ttl_ms: int) -> None:
     cache = _cache(ctx)
     now_ts = clock.now().timestamp()
     if len(cache) >= CACHE_MAX_ENTRIES:
@@ -167,7 +170,7 @@ def store_result(ctx: Any, key: tuple[str, str, str], result: GateResult, ttl_ms
     cache[key] = (now_ts + ttl_ms / 1000.0, result)
 
 
-def run_gate(ctx: Any, session: dict[str, Any], *, mode: str | None = None) -> GateResult:
+def run_gate(ctx: PluginContext, session: dict[str, Any], *, mode: str | None = None) -> GateResult:
     """Run the gate for one reply and never raise.
 
     ``session`` is a dict describing the chat (all keys optional):
@@ -254,7 +257,9 @@ def _finish(
     )
 
 
-def _run(ctx: Any, session: dict[str, Any], config: dict[str, Any], run: Run, mode: str | None) -> GateResult:
+def _run(
+    ctx: PluginContext, session: dict[str, Any], config: dict[str, Any], run: Run, mode: str | None
+) -> GateResult:
     eligibility = check_eligibility(session, config)
     if not eligibility.eligible:
         run.detail["reason"] = eligibility.reason
@@ -306,7 +311,7 @@ def _run(ctx: Any, session: dict[str, Any], config: dict[str, Any], run: Run, mo
 
 
 def _with_model(
-    ctx: Any,
+    ctx: PluginContext,
     session: dict[str, Any],
     config: dict[str, Any],
     run: Run,
@@ -381,7 +386,9 @@ def _path_of(citation: str) -> str:
     return citation.split("#", 1)[0]
 
 
-def _log_run(ctx: Any, session: dict[str, Any], result: GateResult, query: GateQuery | None) -> None:
+def _log_run(
+    ctx: PluginContext, session: dict[str, Any], result: GateResult, query: GateQuery | None
+) -> None:
     d = result.detail
     parts = [
         f"status={result.status}",

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from lifelong.contracts import ChunkFilter, ChunkRecord, RecallEvent, UnitRecord
+from lifelong.contracts import ChunkFilter, ChunkRecord, PluginContext, RecallEvent, UnitRecord
 from lifelong.decay import decay_factor
 from lifelong.errors import InputError
 from lifelong.privacy import corpus_predicate
@@ -64,7 +64,7 @@ class RecallTables:
     """:class:`lifelong.contracts.RecallStore` over the recall tables of ``ctx.store`` (the same
     connection as the caller's, so a write joins the caller's transaction)."""
 
-    def __init__(self, ctx: Any):
+    def __init__(self, ctx: PluginContext):
         self.ctx = ctx
 
     @property

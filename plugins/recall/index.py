@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lifelong.contracts import Embedder, FileChanges
+from lifelong.contracts import Embedder, FileChanges, PluginContext
 from lifelong.errors import InputError, LifelongError, LockedError
 from lifelong.markdown import strip_comments
 from lifelong.privacy import PRIVATE_CORPUS, is_private
@@ -290,7 +290,7 @@ def _managed_line_ranges(text: str) -> list[tuple[int, int]]:
 class RecallIndex:
     """The recall index of one workspace, over one open store."""
 
-    def __init__(self, ctx: Any, config: dict[str, Any]):
+    def __init__(self, ctx: PluginContext, config: dict[str, Any]):
         self.ctx = ctx
         self.ws: Workspace = ctx.workspace
         self.store = ctx.store

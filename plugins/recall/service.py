@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lifelong import clock
+from lifelong.contracts import PluginContext
 from lifelong.errors import InputError, LifelongError
 from lifelong.privacy import is_private_text
 from lifelong.safety import neutralise_json
@@ -21,7 +22,7 @@ def _bounds(key: str) -> dict[str, Any]:
     }
 
 
-def index_for(ctx: Any) -> RecallIndex:
+def index_for(ctx: PluginContext) -> RecallIndex:
     """The RecallIndex of this host (one per context, created on first use)."""
     idx = ctx.state.get("recall.index")
     if idx is None:
@@ -30,20 +31,20 @@ def index_for(ctx: Any) -> RecallIndex:
     return idx
 
 
-def ensure_synced(ctx: Any) -> None:
+def ensure_synced(ctx: PluginContext) -> None:
     idx = index_for(ctx)
     if idx.config["auto_sync"]:
         idx.sync_if_changed()
 
 
-def run_search(ctx: Any, request: SearchRequest, *, sync: bool = True) -> SearchOutcome:
+def run_search(ctx: PluginContext, request: SearchRequest, *, sync: bool = True) -> SearchOutcome:
     if sync:
         ensure_synced(ctx)
     return Searcher(index_for(ctx)).search(request)
 
 
 def make_request(
-    ctx: Any,
+    ctx: PluginContext,
     *,
     query: str,
     max_results: int | None = None,
@@ -137,7 +138,7 @@ GET_PARAMETERS = {
 }
 
 
-def memory_search(ctx: Any, **args: Any) -> dict[str, Any]:
+def memory_search(ctx: PluginContext, **args: Any) -> dict[str, Any]:
     try:
         req = make_request(ctx, **args)
         outcome = run_search(ctx, req)
@@ -154,7 +155,7 @@ def memory_search(ctx: Any, **args: Any) -> dict[str, Any]:
     return {"query": req.query, "corpus": req.corpus, "mode": req.mode, "results": results}
 
 
-def memory_get(ctx: Any, **args: Any) -> dict[str, Any]:
+def memory_get(ctx: PluginContext, **args: Any) -> dict[str, Any]:
     rel = str(args.get("path", ""))
     try:
         got = read_lines(
@@ -168,7 +169,7 @@ def memory_get(ctx: Any, **args: Any) -> dict[str, Any]:
 
 
 def read_lines(
-    ctx: Any, rel: str, start: int | None, count: int | None, *, scope: str = "shared"
+    ctx: PluginContext, rel: str, start: int | None, count: int | None, *, scope: str = "shared"
 ) -> dict[str, Any]:
     """Lines of a workspace markdown file; a private note (``lifelong.privacy``) only with scope
     ``private``."""
@@ -207,7 +208,7 @@ def read_lines(
 INDEX_PARAMETERS = {"type": "object", "properties": {}}
 
 
-def memory_index(ctx: Any) -> dict[str, Any]:
+def memory_index(ctx: PluginContext) -> dict[str, Any]:
     """Bring the index in line with the files now (what changed is re-chunked and embedded)."""
     try:
         report = index_for(ctx).sync_if_changed()  # never waits for another process's embedding

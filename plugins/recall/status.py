@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from lifelong.contracts import StatusReport
-from lifelong.host import Context
+from lifelong.contracts import PluginContext, StatusReport
 
 from .service import PLUGIN, index_for
 
@@ -24,7 +23,7 @@ def vectors_note(embedder: str | None, provider: str, model: object, indexed: bo
     return f"none yet: {configured} configured"
 
 
-def recall_status(ctx: Context) -> StatusReport:
+def recall_status(ctx: PluginContext) -> StatusReport:
     idx = index_for(ctx)
     conn = ctx.store.conn
     files = dict(conn.execute("SELECT status, count(*) FROM files GROUP BY status").fetchall())

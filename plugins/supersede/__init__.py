@@ -14,13 +14,13 @@ if TYPE_CHECKING:
     from lifelong.contracts import (
         Candidate,
         FileChanges,
+        PluginContext,
         RelatedFact,
         SearchRequest,
         StatusReport,
         WriteCandidate,
         WriteDecision,
     )
-    from lifelong.host import Context
 
 PLUGIN = "supersede"
 
@@ -48,7 +48,7 @@ def register_tools(register) -> None:
 
 @hookimpl
 def before_message_write(
-    ctx: Context, candidate: WriteCandidate, existing: list[RelatedFact]
+    ctx: PluginContext, candidate: WriteCandidate, existing: list[RelatedFact]
 ) -> WriteDecision:
     """Fails open: a crash in detection is logged and the write is allowed."""
     from .gate import decide_write
@@ -57,7 +57,7 @@ def before_message_write(
 
 
 @hookimpl
-def retrieval_post(ctx: Context, request: SearchRequest, candidates: list[Candidate]) -> None:
+def retrieval_post(ctx: PluginContext, request: SearchRequest, candidates: list[Candidate]) -> None:
     from . import reading
 
     if request.mode == "current":
@@ -66,14 +66,14 @@ def retrieval_post(ctx: Context, request: SearchRequest, candidates: list[Candid
 
 
 @hookimpl
-def on_files_changed(ctx: Context, changes: FileChanges) -> None:
+def on_files_changed(ctx: PluginContext, changes: FileChanges) -> None:
     from . import reading
 
     reading.after_sync(ctx, changes)
 
 
 @hookimpl
-def status_report(ctx: Context) -> StatusReport:
+def status_report(ctx: PluginContext) -> StatusReport:
     from . import status
 
     return status.supersede_status(ctx)

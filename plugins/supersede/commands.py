@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from lifelong.cli import emit_json, get_host
-from lifelong.contracts import WriteCandidate
+from lifelong.contracts import PluginContext, WriteCandidate
 from lifelong.errors import InputError, LifelongError
 from lifelong.workspace import append_text
 
@@ -22,7 +22,7 @@ PLUGIN = "supersede"
 MAX_TEXT = 2000
 
 
-def remember(ctx: Any, text: str, subject: str | None = None) -> dict[str, Any]:
+def remember(ctx: PluginContext, text: str, subject: str | None = None) -> dict[str, Any]:
     """Write one fact to today's daily through the gate (``before_message_write``): a block
     writes nothing. Secrets are redacted, invisible characters stripped; the append is journaled
     and audited, then the index is synced so search sees it at once."""
@@ -86,7 +86,7 @@ REMEMBER_PARAMETERS = {
 }
 
 
-def remember_tool(ctx: Any, **args: Any) -> dict[str, Any]:
+def remember_tool(ctx: PluginContext, **args: Any) -> dict[str, Any]:
     try:
         return remember(ctx, args.get("text", ""), args.get("subject"))
     except InputError as exc:

@@ -13,7 +13,7 @@ import re
 import secrets
 from typing import Any
 
-from lifelong.contracts import ChunkFilter, RelatedFact, WriteCandidate, WriteDecision
+from lifelong.contracts import ChunkFilter, PluginContext, RelatedFact, WriteCandidate, WriteDecision
 from lifelong.facts import Statement, compare, extract, is_stale, relate
 from lifelong.journal import Journal
 from lifelong.text import content_words, stem
@@ -33,7 +33,7 @@ def midnight(day: dt.date, tz: dt.tzinfo) -> float:
 class Gate:
     """One decision's worth of context: the host context, config, clock and time zone."""
 
-    def __init__(self, ctx: Any):
+    def __init__(self, ctx: PluginContext):
         self.ctx = ctx
         self.ws = ctx.workspace
         self.cfg = ctx.config(PLUGIN)
@@ -431,7 +431,7 @@ class Gate:
         )
 
 
-def decide_write(ctx: Any, candidate: WriteCandidate, existing: list[RelatedFact]) -> WriteDecision:
+def decide_write(ctx: PluginContext, candidate: WriteCandidate, existing: list[RelatedFact]) -> WriteDecision:
     """The hook's body, failing open: any exception in detection is logged to
     ``.lifelong/logs/supersede.log`` and the write is allowed."""
     try:

@@ -20,7 +20,7 @@ import re
 import secrets
 from typing import Any
 
-from lifelong.contracts import Candidate, FileChanges, SearchRequest
+from lifelong.contracts import Candidate, FileChanges, PluginContext, SearchRequest
 from lifelong.facts import differing_values, restates_with_new_value, typed_values
 from lifelong.journal import Journal
 
@@ -113,7 +113,7 @@ def newest_first(candidates: list[Candidate], pool: int = NEWEST_FIRST_POOL, que
             newer.hybrid = max(newer.hybrid, older.hybrid)
 
 
-def filter_candidates(ctx: Any, request: SearchRequest, candidates: list[Candidate]) -> None:
+def filter_candidates(ctx: PluginContext, request: SearchRequest, candidates: list[Candidate]) -> None:
     conn = ctx.store.conn
     if not candidates or not ledger.has_table(conn, "supersede_facts"):
         return
@@ -152,7 +152,7 @@ def filter_candidates(ctx: Any, request: SearchRequest, candidates: list[Candida
     candidates[:] = keep
 
 
-def after_sync(ctx: Any, changes: FileChanges) -> None:
+def after_sync(ctx: PluginContext, changes: FileChanges) -> None:
     """Fill in the line numbers of facts written since (a candidate's lines are unknown when it is
     decided), and close the chunks of changed files that hold only closed facts (a re-indexed
     chunk, or a note that arrived already superseded)."""
@@ -187,7 +187,7 @@ def after_sync(ctx: Any, changes: FileChanges) -> None:
     strike_pending(ctx)
 
 
-def strike_pending(ctx: Any) -> int:
+def strike_pending(ctx: PluginContext) -> int:
     """Strike the MEMORY.md items whose marking waited for the write lock (a caller deciding
     under it: the flush). Returns how many were struck."""
     conn = ctx.store.conn

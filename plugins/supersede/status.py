@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lifelong.contracts import StatusReport
+from lifelong.contracts import PluginContext, StatusReport
 
 from . import ledger
 
@@ -20,7 +20,7 @@ def counts(conn: Any) -> dict[str, int]:
     return {k: int(v or 0) for k, v in zip(("facts", "superseded", "contested", "review"), row, strict=True)}
 
 
-def supersede_status(ctx: Any) -> StatusReport:
+def supersede_status(ctx: PluginContext) -> StatusReport:
     cfg = ctx.config(PLUGIN)
     found = counts(ctx.store.conn)
     entries, bad = ledger.read_log(ctx.workspace)

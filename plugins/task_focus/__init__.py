@@ -10,15 +10,14 @@ from typing import TYPE_CHECKING
 from lifelong.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from lifelong.contracts import Candidate, SearchRequest
-    from lifelong.host import Context
+    from lifelong.contracts import Candidate, PluginContext, SearchRequest
 
     from .task import TaskDescriptor
 
 PLUGIN = "task_focus"
 
 
-def corpus_doc_freq(ctx: Context):  # noqa: ANN201 - returns (doc_freq, total_docs, idf)
+def corpus_doc_freq(ctx: PluginContext):  # noqa: ANN201 - returns (doc_freq, total_docs, idf)
     """Document frequencies from recall's full-text index (``ctx.recall``, read only), or none
     when there is no recall index."""
     recall = ctx.recall
@@ -40,7 +39,7 @@ def corpus_doc_freq(ctx: Context):  # noqa: ANN201 - returns (doc_freq, total_do
     return doc_freq, total, idf
 
 
-def task_of(ctx: Context, request: SearchRequest, doc_freq, total: int) -> TaskDescriptor | None:  # noqa: ANN001
+def task_of(ctx: PluginContext, request: SearchRequest, doc_freq, total: int) -> TaskDescriptor | None:  # noqa: ANN001
     from .task import explicit_task, tfidf_task
 
     task = explicit_task(request.session)
@@ -52,7 +51,7 @@ def task_of(ctx: Context, request: SearchRequest, doc_freq, total: int) -> TaskD
 
 @hookimpl
 def retrieval_post(
-    ctx: Context, request: SearchRequest, candidates: list[Candidate]
+    ctx: PluginContext, request: SearchRequest, candidates: list[Candidate]
 ) -> list[Candidate] | None:
     """Add ``weight · relevance`` to each candidate's score (never replace it); a superseded fact's
     share is damped in valid-at/all modes so task bias alone cannot lift it over the current one."""

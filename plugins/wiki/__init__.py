@@ -10,8 +10,7 @@ from lifelong.hookspecs import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from lifelong.contracts import Candidate, ConsolidationRun, SearchRequest, StatusReport
-    from lifelong.host import Context
+    from lifelong.contracts import Candidate, ConsolidationRun, PluginContext, SearchRequest, StatusReport
 
 PLUGIN = "wiki"
 
@@ -31,7 +30,7 @@ def register_commands(cli: click.Group) -> None:
 
 
 @hookimpl
-def after_consolidation(ctx: Context, run: ConsolidationRun) -> None:
+def after_consolidation(ctx: PluginContext, run: ConsolidationRun) -> None:
     """Compile and lint after the night's promotions, writing through the run's journal so
     `lifelong dream rollback RUN` undoes the wiki's writes too."""
     if getattr(run, "dry_run", False) or getattr(run, "journal", None) is None:
@@ -45,14 +44,14 @@ def after_consolidation(ctx: Context, run: ConsolidationRun) -> None:
 
 
 @hookimpl
-def corpus_supplement(ctx: Context, request: SearchRequest) -> list[Candidate]:
+def corpus_supplement(ctx: PluginContext, request: SearchRequest) -> list[Candidate]:
     from . import tools
 
     return tools.supplement(ctx, request)
 
 
 @hookimpl
-def status_report(ctx: Context) -> StatusReport:
+def status_report(ctx: PluginContext) -> StatusReport:
     from .status import wiki_status_report
 
     return wiki_status_report(ctx)

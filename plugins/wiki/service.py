@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lifelong.contracts import PluginContext
 from lifelong.errors import InputError, LifelongError
 from lifelong.journal import Journal
 from lifelong.markdown import split_lines
@@ -108,7 +109,7 @@ def page_files(
     return pages, texts
 
 
-def page_cache(ctx: Any) -> dict[str, tuple[int, int, PageFile, str]]:
+def page_cache(ctx: PluginContext) -> dict[str, tuple[int, int, PageFile, str]]:
     return ctx.state.setdefault("wiki.page_cache", {})
 
 
@@ -182,7 +183,7 @@ def lint_json(result: LintResult) -> dict[str, Any]:
     }
 
 
-def hints_for(ctx: Any, memory: list[SourceLine], cfg: dict[str, Any]) -> dict[str, str]:
+def hints_for(ctx: PluginContext, memory: list[SourceLine], cfg: dict[str, Any]) -> dict[str, str]:
     model = (ctx.workspace.config.get("llm") or {}).get("model")
     if not cfg["use_model"] or not model or not memory:
         return {}
@@ -196,7 +197,7 @@ def hints_for(ctx: Any, memory: list[SourceLine], cfg: dict[str, Any]) -> dict[s
     )
 
 
-def plan_for(ctx: Any, cfg: dict[str, Any]) -> tuple[CompilePlan, list[str]]:
+def plan_for(ctx: PluginContext, cfg: dict[str, Any]) -> tuple[CompilePlan, list[str]]:
     ws = ctx.workspace
     memory, dailies, problems = read_sources(ws, cfg)
     existing, texts = page_files(ws, page_cache(ctx))
@@ -214,7 +215,7 @@ def plan_for(ctx: Any, cfg: dict[str, Any]) -> tuple[CompilePlan, list[str]]:
     return plan, problems + plan.skipped
 
 
-def run_lint(ctx: Any, cfg: dict[str, Any], today: dt.date) -> LintResult:
+def run_lint(ctx: PluginContext, cfg: dict[str, Any], today: dt.date) -> LintResult:
     pages, _ = page_files(ctx.workspace, page_cache(ctx))
     return lint_pages(
         list(pages.values()),
@@ -241,7 +242,7 @@ def report_writes(ws: Workspace, result: LintResult, cfg: dict[str, Any]) -> dic
 
 
 def compile_and_lint(
-    ctx: Any,
+    ctx: PluginContext,
     *,
     journal: Journal | None = None,
     now: dt.datetime | None = None,

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from lifelong.contracts import StatusReport
-from lifelong.host import Context
+from lifelong.contracts import PluginContext, StatusReport
 
 from .service import PLUGIN
 from .tools import wiki_status
 
 
-def wiki_status_report(ctx: Context) -> StatusReport:
+def wiki_status_report(ctx: PluginContext) -> StatusReport:
     data = wiki_status(ctx)
     last = data["last"]
     summary = [f"{data['pages']} page(s), {data['claims']} claim(s), {data['active_claims']} active"]

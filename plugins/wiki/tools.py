@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from lifelong.contracts import Candidate, SearchRequest
+from lifelong.contracts import Candidate, PluginContext, SearchRequest
 from lifelong.errors import InputError, LifelongError
 from lifelong.journal import Journal
 from lifelong.text import content_tokens
@@ -94,7 +94,7 @@ def _signature(root: str) -> list[tuple[str, int, int]]:
 SIGNATURE_TTL_S = 1.0
 
 
-def claim_index(ctx: Any) -> ClaimIndex:
+def claim_index(ctx: PluginContext) -> ClaimIndex:
     """The vault's pages and claims, rebuilt only when a page file changed (cached per host; the
     files are looked at again at most once a second, so a search sees an edit within a second)."""
     ws = ctx.workspace
@@ -120,11 +120,11 @@ def claim_index(ctx: Any) -> ClaimIndex:
     return index
 
 
-def pages_now(ctx: Any) -> list[PageFile]:
+def pages_now(ctx: PluginContext) -> list[PageFile]:
     return claim_index(ctx).pages
 
 
-def search_claims(ctx: Any, query: str, limit: int) -> list[dict[str, Any]]:
+def search_claims(ctx: PluginContext, query: str, limit: int) -> list[dict[str, Any]]:
     """Claims ranked by how much of the query their text and page title cover, times
     (0.5 + 0.5 x confidence now)."""
     want = content_tokens(query)
@@ -174,7 +174,7 @@ def search_claims(ctx: Any, query: str, limit: int) -> list[dict[str, Any]]:
     ]
 
 
-def supplement(ctx: Any, request: SearchRequest) -> list[Candidate]:
+def supplement(ctx: PluginContext, request: SearchRequest) -> list[Candidate]:
     """Wiki claims as candidates of corpus ``wiki``: ``extra`` holds the claim id, page and
     evidence pointers so the caller can resolve a hit back to its source lines."""
     out = []
@@ -211,7 +211,7 @@ def supplement(ctx: Any, request: SearchRequest) -> list[Candidate]:
 # get
 
 
-def _chunk_of(ctx: Any, e: Evidence) -> int | None:
+def _chunk_of(ctx: PluginContext, e: Evidence) -> int | None:
     if ctx.recall is None:  # no recall index in this workspace: the pointer still stands
         return None
     try:
@@ -220,7 +220,7 @@ def _chunk_of(ctx: Any, e: Evidence) -> int | None:
         return None
 
 
-def claim_record(ctx: Any, page: PageFile, c: Claim, read: SourceCache) -> dict[str, Any]:
+def claim_record(ctx: PluginContext, page: PageFile, c: Claim, read: SourceCache) -> dict[str, Any]:
     cfg = ctx.config(PLUGIN)
     rule = ConfidenceRule.from_config(cfg)
     today = ctx.now().date()
@@ -246,7 +246,7 @@ def claim_record(ctx: Any, page: PageFile, c: Claim, read: SourceCache) -> dict[
     return record
 
 
-def wiki_get(ctx: Any, lookup: str) -> dict[str, Any]:
+def wiki_get(ctx: PluginContext, lookup: str) -> dict[str, Any]:
     lookup = str(lookup).strip()
     if not lookup:
         return {"error": "wiki_get: lookup is empty (a page id, claim id, alias, title or path)"}
@@ -279,7 +279,7 @@ def wiki_get(ctx: Any, lookup: str) -> dict[str, Any]:
 # apply
 
 
-def resolve_sources(ctx: Any, sources: list[str], weight: float = 1.0) -> list[Evidence]:
+def resolve_sources(ctx: PluginContext, sources: list[str], weight: float = 1.0) -> list[Evidence]:
     """Citations ``path#Lx-Ly`` → evidence with the lines' current sha256 (InputError when a
     citation does not resolve: a synthesis cites real lines or is not written)."""
     if not sources:
@@ -311,7 +311,7 @@ def resolve_sources(ctx: Any, sources: list[str], weight: float = 1.0) -> list[E
     return sorted(set(out), key=lambda e: (e.path, e.start, e.end))
 
 
-def _write(ctx: Any, writes: dict[str, str]) -> str:
+def _write(ctx: PluginContext, writes: dict[str, str]) -> str:
     ws = ctx.workspace
     cfg = ctx.config(PLUGIN)
     with ws.lock("write", timeout=float(cfg["lock_timeout_s"])):
@@ -323,7 +323,7 @@ def _write(ctx: Any, writes: dict[str, str]) -> str:
 
 
 def create_synthesis(
-    ctx: Any, title: str, sources: list[str], body: str = "", claims: list[str] | None = None
+    ctx: PluginContext, title: str, sources: list[str], body: str = "", claims: list[str] | None = None
 ) -> dict[str, Any]:
     title = str(title or "").strip()
     if not title:
@@ -375,7 +375,7 @@ def create_synthesis(
 
 
 def update_metadata(
-    ctx: Any,
+    ctx: PluginContext,
     lookup: str,
     title: str | None = None,
     aliases: list[str] | None = None,
@@ -468,7 +468,7 @@ WHY_PARAMETERS = {
 
 
 def _guard(fn: Any) -> Any:
-    def run(ctx: Any, **args: Any) -> dict[str, Any]:
+    def run(ctx: PluginContext, **args: Any) -> dict[str, Any]:
         try:
             return fn(ctx, **args)
         except LifelongError as exc:
@@ -478,11 +478,11 @@ def _guard(fn: Any) -> Any:
     return run
 
 
-def tool_search(ctx: Any, query: str, max_results: int = 6) -> dict[str, Any]:
+def tool_search(ctx: PluginContext, query: str, max_results: int = 6) -> dict[str, Any]:
     return {"query": query, "results": search_claims(ctx, query, int(max_results))}
 
 
-def tool_apply(ctx: Any, op: str, **args: Any) -> dict[str, Any]:
+def tool_apply(ctx: PluginContext, op: str, **args: Any) -> dict[str, Any]:
     if op == "create_synthesis":
         unknown = set(args) - {"title", "body", "claims", "sources"}
         if unknown:
@@ -504,12 +504,12 @@ def tool_apply(ctx: Any, op: str, **args: Any) -> dict[str, Any]:
     )
 
 
-def tool_lint(ctx: Any) -> dict[str, Any]:
+def tool_lint(ctx: PluginContext) -> dict[str, Any]:
     outcome = compile_and_lint(ctx, compile_pages=False)
     return {**lint_json(outcome.lint), "reports_written": outcome.written, "run_id": outcome.run_id}
 
 
-def wiki_status(ctx: Any) -> dict[str, Any]:
+def wiki_status(ctx: PluginContext) -> dict[str, Any]:
     cfg = ctx.config(PLUGIN)
     rule = ConfidenceRule.from_config(cfg)
     today = ctx.now().date()

@@ -14,6 +14,7 @@ import re
 import sqlite3
 from typing import Any
 
+from lifelong.contracts import PluginContext
 from lifelong.errors import InputError
 from lifelong.workspace import daily_date
 
@@ -55,7 +56,7 @@ def evidence_step(e: Evidence, read: SourceCache) -> dict[str, Any]:
     return step
 
 
-def promotion(ctx: Any, key: str | None, run_hint: str | None) -> dict[str, Any]:
+def promotion(ctx: PluginContext, key: str | None, run_hint: str | None) -> dict[str, Any]:
     """What consolidation recorded about the item with ``key``: the recalls (with their queries)
     attributed to it and the run that promoted it."""
     out: dict[str, Any] = {"key": key, "recalls": [], "dream_run": None, "missing": []}
@@ -113,7 +114,7 @@ def promotion(ctx: Any, key: str | None, run_hint: str | None) -> dict[str, Any]
     return out
 
 
-def _find_claim(ctx: Any, lookup: str) -> tuple[str, Claim] | None:
+def _find_claim(ctx: PluginContext, lookup: str) -> tuple[str, Claim] | None:
     pages, _ = page_files(ctx.workspace)
     for p in pages.values():
         for c in p.claims:
@@ -132,7 +133,7 @@ def _find_item(memory: list[SourceLine], lookup: str) -> SourceLine | None:
     return next((i for i in memory if i.citation == lookup or f"{i.path}#L{i.start}" == lookup), None)
 
 
-def why(ctx: Any, lookup: str) -> dict[str, Any]:
+def why(ctx: PluginContext, lookup: str) -> dict[str, Any]:
     """The provenance chain of a claim id, a MEMORY.md item key (or ``MEMORY.md#Lx``)."""
     lookup = lookup.strip()
     if not lookup:
