@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only (numpy is not imported by `l
     from .store import Store
     from .workspace import Workspace
 
-JSON = str | int | float | bool | None | list["JSON"] | dict[str, "JSON"]
+JSON = str | int | float | bool | None | Sequence["JSON"] | Mapping[str, "JSON"]
 JSONObject = dict[str, JSON]
 
 # ---------------------------------------------------------------------------------------------
@@ -473,9 +473,9 @@ class RecallStore(Protocol):
         diacritics removed); a term in none is absent."""
         ...
 
-    def close_chunk(self, chunk: ChunkRecord, end: float, superseded_by: str) -> bool:
+    def close_chunk(self, chunk: ChunkRecord, end: float, superseded_by: str | None) -> bool:
         """Close an open chunk's validity at ``end`` (epoch seconds) because of
-        ``superseded_by``, and keep the closing across a re-index of its file. False when it
+        ``superseded_by`` (None: closed with no successor named), and keep the closing across a re-index of its file. False when it
         was closed already."""
         ...
 
@@ -556,6 +556,43 @@ MEMORY_INDEX: Final = "memory_index"  # recall
 MEMORY_WHY: Final = "memory_why"  # wiki
 REMEMBER: Final = "remember"  # supersede
 DREAM_NIGHT: Final = "dream_night"  # dreaming (a service, agent=False)
+
+
+class SearchHit(TypedDict, total=False):
+    """One result of ``memory_search`` as its callers read it. Always: ``path``, ``start_line``,
+    ``end_line`` (1-based, inclusive), ``score``, ``relevance``, ``snippet``, ``corpus``,
+    ``heading``, ``citation`` (``Source: path#Lx-Ly``), ``source_date`` (ISO day, None for
+    evergreen); when they apply: ``upcoming``, ``also_dates``, ``extra`` (what a plugin attached),
+    ``superseded_by`` and ``validity_end``."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    relevance: float
+    snippet: str
+    corpus: str
+    heading: str
+    citation: str
+    source_date: str | None
+    upcoming: bool
+    also_dates: list[str]
+    extra: dict[str, JSON]
+    superseded_by: str | None
+    validity_end: str | None
+
+
+class SearchToolResult(TypedDict, total=False):
+    """What ``ctx.call_tool(MEMORY_SEARCH, ...)`` returns: the request as run and its ``results``,
+    or only ``error``. ``call_tool`` is typed :data:`JSONObject`; a caller reading the fields
+    says so with ``cast(SearchToolResult, ...)``."""
+
+    query: str
+    corpus: str
+    mode: str
+    results: list[SearchHit]
+    error: str
+
 
 # ---------------------------------------------------------------------------------------------
 # Registration

@@ -20,7 +20,7 @@ import os
 import secrets
 
 from . import clock, llm, prompts
-from .contracts import FlushResult, GateResult, JSONObject, Message, Session, WriteCandidate
+from .contracts import MEMORY_INDEX, FlushResult, GateResult, JSONObject, Message, Session, WriteCandidate
 from .errors import LLMOffline
 from .host import Host
 from .journal import Journal
@@ -55,8 +55,8 @@ class Memory:
         self.host = host if host is not None else Host(ws)
         self.workspace = ws
         self.index_report: JSONObject | None = None
-        if "memory_index" in self.host.tools:  # registering the tools pays their imports now too
-            self.index_report = self.host.call_tool("memory_index", {})
+        if MEMORY_INDEX in self.host.tools:  # registering the tools pays their imports now too
+            self.index_report = self.host.call_tool(MEMORY_INDEX, {})
 
     # the session ------------------------------------------------------------------------------
     def session_start(self, session: Session, *, budget_chars: int = BOOTSTRAP_CHARS) -> str:

@@ -24,9 +24,10 @@ import json
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from lifelong import clock, llm, prompts
-from lifelong.contracts import Message, Session
+from lifelong.contracts import MEMORY_SEARCH, MEMORY_WHY, Message, SearchToolResult, Session
 from lifelong.errors import LLMOffline
 from lifelong.markdown import estimate_tokens
 from lifelong.runtime import Memory
@@ -122,7 +123,7 @@ class ChatAgent:
         return f"(offline) From memory: {note}"
 
     def model_reply(self, content: str) -> str:
-        messages = [{"role": "system", "content": self.system}]
+        messages: list[dict[str, Any]] = [{"role": "system", "content": self.system}]
         messages += [{"role": m["role"], "content": m["content"]} for m in self.state.history[:-1]]
         messages.append({"role": "user", "content": content})
         tools = self.memory.tools()
@@ -234,7 +235,7 @@ class ChatAgent:
                 f"{self.state.compactions} compaction(s); tools: {tools}"
             )
         elif sub == "search" and rest:
-            found = self.memory.call_tool("memory_search", {"query": rest})
+            found = cast(SearchToolResult, self.memory.call_tool(MEMORY_SEARCH, {"query": rest}))
             for hit in found.get("results", [])[:5]:
                 self.echo(f"  {hit['citation']}: {' '.join(hit['snippet'].split())[:120]}")
             if "error" in found:
@@ -242,11 +243,9 @@ class ChatAgent:
             elif not found.get("results"):
                 self.echo("[memory] no results")
         elif sub == "why" and rest:
-            if "memory_why" in self.memory.host.tools:
+            if MEMORY_WHY in self.memory.host.tools:
                 self.echo(
-                    json.dumps(self.memory.call_tool("memory_why", {"id": rest}), indent=1, default=str)[
-                        :2000
-                    ]
+                    json.dumps(self.memory.call_tool(MEMORY_WHY, {"id": rest}), indent=1, default=str)[:2000]
                 )
             else:
                 self.echo("[memory] `why` needs the wiki plugin (tool memory_why), which is not installed")

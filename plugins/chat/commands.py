@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from lifelong.cli import get_host
@@ -26,13 +28,13 @@ def chat_cmd(model: str | None, session_id: str, context_window: int) -> None:
     from .agent import ChatAgent
 
     host = get_host()
-    memory = Memory(host.workspace, host=host)
-    model = model or (host.workspace.config.get("llm") or {}).get("model")
+    memory = Memory(host.ctx.workspace, host=host)
+    model = model or (host.ctx.workspace.config.get("llm") or {}).get("model")
     agent = ChatAgent(
         memory, model=model, session_id=session_id, context_window=context_window, echo=click.echo
     )
     agent.start()
-    stdin = click.get_text_stream("stdin")
+    stdin = sys.stdin  # click.get_text_stream is deprecated (gone in Click 9)
     interactive = stdin.isatty()
     while True:
         if interactive:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from lifelong.cli import emit_json, get_host
+from lifelong.contracts import MEMORY_INDEX
 
 from . import PLUGIN
 
@@ -93,8 +94,8 @@ def rebuild_cmd(as_json: bool) -> None:
     from .index import ConceptIndex
 
     host = get_host()
-    if "memory_index" in host.tools:  # bring the recall index up to date first
-        synced = host.call_tool("memory_index", {})
+    if MEMORY_INDEX in host.tools:  # bring the recall index up to date first
+        synced = host.call_tool(MEMORY_INDEX, {})
         if "error" in synced:
             click.echo(
                 f"warning: indexing failed ({synced['error']}); rebuilding from the index as it is", err=True

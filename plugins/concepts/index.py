@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from lifelong.contracts import Candidate, ChunkFilter, PluginContext, SearchRequest
 from lifelong.errors import LifelongError
@@ -160,7 +161,7 @@ class Lookup:
 
 
 class ConceptIndex:
-    def __init__(self, ctx: PluginContext, config: dict[str, object]):
+    def __init__(self, ctx: PluginContext, config: dict[str, Any]):
         self.ctx = ctx
         self.config = config
         self.conn = ctx.store.conn
@@ -220,7 +221,8 @@ class ConceptIndex:
         return {ws.relpath(ws.memory_file), ws.relpath(ws.wiki_dir / "index.md")}
 
     def _insert(self, chunks: list[tuple[int, str, str, str, float | None]]) -> set[str]:
-        rows, forms, per_chunk = [], {}, []
+        forms: dict[str, tuple[str, str, str, int]] = {}
+        rows, per_chunk = [], []
         suite_files = self._suite_files()
         for chunk_id, path, heading, text, source_date in chunks:
             day = self._day(source_date)

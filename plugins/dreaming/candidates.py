@@ -582,7 +582,7 @@ def shared_candidates(pool: CandidatePool, reader: DailyReader) -> dict[str, Can
 
 def list_dailies(ws: Any, since: dt.date | None, until: dt.date) -> list[str]:
     """Daily notes (memory/YYYY-MM-DD*.md, any depth under memory/) dated in [since, until]."""
-    out = []
+    out: list[str] = []
     if not ws.memory_dir.is_dir():
         return out
     for path in sorted(ws.memory_dir.rglob("*.md")):

@@ -232,7 +232,7 @@ def clock_times(text: str) -> frozenset[str]:
     is more often money, unless it opens a log line ("17.15 Swiss German"). An hour with no part
     of the day after "at" ("at nine") or in words ("quarter past five") is both readings, 09:00
     and 21:00."""
-    out = set()
+    out: set[str] = set()
     spans = []  # "half past 6 in the evening" is not also "6 in the evening"
     for m in _QUARTER.finditer(text):
         spans.append(m.span())

@@ -338,7 +338,7 @@ def struck_keys(text: str) -> set[str]:
     for line in text.split("\n"):
         m = _KEY_RE.search(line)
         head = _ITEM_HEAD.match(line) if m else None
-        if head and head.group("body").startswith("~~"):
+        if m and head and head.group("body").startswith("~~"):
             out.add(m.group(1))
     return out
 

@@ -129,24 +129,24 @@ def build_signals(
     today: dt.date,
 ) -> Signals:
     """``recalls``: :class:`Recall` rows, or plain (ts, day, query_hash, score) tuples."""
-    recalls = [Recall(*r) for r in recalls]
+    rows = [Recall(*r) for r in recalls]
     written = {o.day for o in occurrences if o.day and o.day <= today.isoformat()}
-    recall_days = {r.day for r in recalls}
+    recall_days = {r.day for r in rows}
     days = sorted(written | recall_days)
     # a look-up on the day a thing was first written down is the burst around writing it ("where
     # did I leave the umbrella" the day it was left), not evidence that it lasts: the recall-days
     # gate counts the days after it
     first_written = min(written, default=None)
     later_recall_days = {d for d in recall_days if first_written is None or d > first_written}
-    last = max([r.ts for r in recalls] + [_noon_ts(d, tz) for d in written], default=None)
-    contexts = len({(r.query_hash, r.day) for r in recalls}) + len(written)
+    last = max([r.ts for r in rows] + [_noon_ts(d, tz) for d in written], default=None)
+    contexts = len({(r.query_hash, r.day) for r in rows}) + len(written)
     span = (dt.date.fromisoformat(days[-1]) - dt.date.fromisoformat(days[0])).days if days else 0
     return Signals(
-        recalls=len(recalls),
-        unique_queries=len({r.query_hash for r in recalls}),
+        recalls=len(rows),
+        unique_queries=len({r.query_hash for r in rows}),
         recall_days=len(later_recall_days),
         contexts=contexts,
-        mean_score=sum(r.score for r in recalls) / len(recalls) if recalls else 0.0,
+        mean_score=sum(r.score for r in rows) / len(rows) if rows else 0.0,
         written_days=len(written),
         distinct_days=len(days),
         span_days=float(span),

@@ -26,6 +26,7 @@ import yaml
 
 from lifelong import clock
 from lifelong.cli import emit_json
+from lifelong.contracts import MEMORY_SEARCH
 from lifelong.errors import InputError
 
 from .run import run_dream
@@ -96,7 +97,7 @@ def replay(
             at = dt.datetime(day.year, day.month, day.day, hours[n % len(hours)], tzinfo=tz)
             with clock.pinned(at):
                 result = host.ctx.call_tool(
-                    "memory_search", query=query, source="tool", mode="valid-at", as_of=at.isoformat()
+                    MEMORY_SEARCH, query=query, source="tool", mode="valid-at", as_of=at.isoformat()
                 )
             if "error" in result:
                 raise InputError(f"replay search {query!r} failed: {result['error']}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from lifelong.contracts import JSONObject, PluginContext
+from lifelong.contracts import DREAM_NIGHT, JSONObject, PluginContext
 from lifelong.errors import InputError, LockedError
 
 from .run import read_meta, run_dream, write_meta
@@ -56,7 +56,7 @@ def dream_night(ctx: PluginContext, night: str) -> JSONObject:
 
 def register(register_tool) -> None:  # noqa: ANN001 - the host's ToolRegistrar
     register_tool(
-        "dream_night",
+        DREAM_NIGHT,
         "Run the nightly consolidation for one night, once (a second call for the night returns the first run).",
         PARAMETERS,
         dream_night,

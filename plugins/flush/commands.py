@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -37,7 +38,9 @@ def read_transcript(path: Path) -> list[Message]:
             raise InputError(f"{path.name}:{n}: not a JSON object ({exc.args[0]})") from exc
         if not isinstance(item, dict) or not isinstance(item.get("content"), str) or not item.get("role"):
             raise InputError(f'{path.name}:{n}: needs {{"role": ..., "content": "..."}} (id and ts optional)')
-        messages.append(Message(**{k: str(item[k]) for k in ("role", "content", "id", "ts") if k in item}))
+        messages.append(
+            cast(Message, {k: str(item[k]) for k in ("role", "content", "id", "ts") if k in item})
+        )
     return messages
 
 
@@ -109,7 +112,7 @@ def compact_cmd(
         )
         click.echo(f"  {why}{logs}")
         return
-    for fact in detail.get("facts", []):
+    for fact in cast(list[str], detail.get("facts", [])):
         click.echo(f"  saved: {fact}")
     for path in result.captured_paths:
         click.echo(f"  captured {path}")
@@ -130,7 +133,7 @@ def capture_list_cmd(as_json: bool) -> None:
     """Sessions in the compaction cache, with their message counts."""
     from . import tier
 
-    rows = tier.sessions(get_host().workspace)
+    rows = tier.sessions(get_host().ctx.workspace)
     if as_json:
         emit_json({"version": 1, "sessions": rows})
         return
@@ -150,9 +153,9 @@ def capture_restore_cmd(session_id: str, since: str | None, until: str | None, a
     from . import tier
 
     host = get_host()
-    tz = host.workspace.timezone
+    tz = host.ctx.workspace.timezone
     found = tier.restore(
-        host.workspace,
+        host.ctx.workspace,
         session_id,
         since=clock.parse_instant(since, tz) if since else None,
         until=clock.parse_instant(until, tz) if until else None,
@@ -172,7 +175,7 @@ def capture_prune_cmd(as_json: bool) -> None:
 
     host = get_host()
     days = host.plugin_config(PLUGIN)["retention_days"]
-    removed = tier.prune(host.workspace, host.ctx.now(), days)
+    removed = tier.prune(host.ctx.workspace, host.ctx.now(), days)
     if as_json:
         emit_json({"version": 1, "removed": removed, "retention_days": days})
         return
@@ -190,8 +193,8 @@ def capture_undo_cmd(run_id: str, as_json: bool) -> None:
     host = get_host()
     if not run_id.startswith("flush-"):
         raise InputError(f"{run_id!r} is not a flush run (flush run ids start with 'flush-')")
-    with host.workspace.lock("write"):
-        restored = rollback(host.workspace, run_id)
+    with host.ctx.workspace.lock("write"):
+        restored = rollback(host.ctx.workspace, run_id)
     if as_json:
         emit_json({"version": 1, "run_id": run_id, "restored": restored})
         return

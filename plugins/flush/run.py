@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong import llm
-from lifelong.contracts import FlushResult, Message, PluginContext, Session, WriteCandidate
+from lifelong.contracts import MEMORY_INDEX, FlushResult, Message, PluginContext, Session, WriteCandidate
 from lifelong.errors import LLMOffline
 from lifelong.journal import Journal
 from lifelong.privacy import PRIVATE_DIR, gate_scope
@@ -261,7 +261,7 @@ def flush_before_compaction(ctx: PluginContext, session: Session, messages: list
 
 def index_captured(ctx: PluginContext) -> None:
     """After the compaction: make the captured notes searchable now (recall's ``memory_index``)."""
-    if "memory_index" in ctx.host.tools:
-        result = ctx.call_tool("memory_index")
+    if MEMORY_INDEX in ctx.host.tools:
+        result = ctx.call_tool(MEMORY_INDEX)
         if "error" in result:
             ctx.log(PLUGIN, f"indexing captured notes failed: {result['error']}")

@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lifelong.errors import InputError
 from lifelong.workspace import Workspace, atomic_write
@@ -95,7 +96,7 @@ def cached_ids(ws: Workspace, session_id: str) -> frozenset[str]:
         return frozenset()
 
 
-def sessions(ws: Workspace) -> list[dict[str, object]]:
+def sessions(ws: Workspace) -> list[dict[str, Any]]:
     """Every session in the tier: its id, files and message count."""
     root = ws.state_dir / TIER_DIR
     found = []

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
 from lifelong.cli import emit_json, get_host
+from lifelong.contracts import Message, Session
 from lifelong.errors import InputError
 
 from .eligibility import CHAT_TYPES, SESSION_KINDS
@@ -19,13 +19,13 @@ def add_commands(cli: click.Group) -> None:
     cli.add_command(gate_cmd)
 
 
-def read_thread(path: Path) -> list[dict[str, str]]:
+def read_thread(path: Path) -> list[Message]:
     """A JSONL file of ``{"role": "user"|"assistant", "content": "..."}`` lines, oldest first."""
     try:
         lines = path.read_text("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"--recent {path}: cannot read ({exc})") from exc
-    thread = []
+    thread: list[Message] = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -85,13 +85,14 @@ def gate_cmd(
     """Run the pre-reply gate on MESSAGE as the runtime would before a reply: print the status
     line, the hidden note and the exact prefix the main agent would receive."""
     host = get_host()
-    session: dict[str, Any] = {
+    session: Session = {
         "id": session_id,
         "chat_type": session_type,
         "kind": kind,
-        "chat_id": chat_id,
         "messages": read_thread(recent_file) if recent_file else [],
     }
+    if chat_id is not None:  # no chat id: the key is absent (the gate reads both alike)
+        session["chat_id"] = chat_id
     if mode:
         session["query_mode"] = mode
     result = host.before_reply(session, message)

@@ -369,7 +369,7 @@ def newer_value(top: ScoredUnit, others: list[ScoredUnit]) -> ScoredUnit | None:
     for cand in others:
         if cand.score < 0.35 * top.score or not cand.unit.date or not top.unit.date:
             continue
-        if cand.unit.date <= top.unit.date or (best is not None and cand.unit.date <= best.unit.date):
+        if cand.unit.date <= top.unit.date or (best is not None and cand.unit.date <= (best.unit.date or "")):
             continue
         if restates_with_new_value(top.unit.text, cand.unit.text):
             best = cand

@@ -17,7 +17,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from lifelong import clock, llm
-from lifelong.contracts import PluginContext
+from lifelong.contracts import MEMORY_GET, MEMORY_SEARCH, PluginContext
 from lifelong.errors import LLMOffline, LLMTimeout
 from lifelong.hookspecs import GateResult
 from lifelong.privacy import gate_scope
@@ -25,7 +25,7 @@ from lifelong.safety import find_instructions, redact_secrets, strip_invisible
 
 from .eligibility import check_eligibility, is_trivial
 from .extractive import Note, extractive_note
-from .query import MEMORY_TAG, PREFIX_HEADER, GateQuery, build_query, cache_key, clip
+from .query import MEMORY_TAG, PREFIX_HEADER, CacheKey, GateQuery, build_query, cache_key, clip
 from .subagent import CircuitBreaker, read_reply, render_prompt
 
 PLUGIN = "gate"
@@ -110,19 +110,22 @@ def retrieve(
         args["task"] = query.task
     if scope == "private":
         args["scope"] = "private"
-    found = ctx.call_tool("memory_search", **args)
+    found = ctx.call_tool(MEMORY_SEARCH, **args)
     if not isinstance(found, dict):
         raise GateSearchError(f"memory_search returned {type(found).__name__}, not a result object")
     if found.get("error"):
         raise GateSearchError(str(found["error"]))
-    hits = [dict(h) for h in found.get("results") or []]
+    results = found.get("results") or []
+    if not isinstance(results, list):
+        raise GateSearchError(f"memory_search results are {type(results).__name__}, not a list")
+    hits = [dict(h) for h in results if isinstance(h, dict)]
     t1 = time.monotonic()
     for hit in hits:
         start, end = int(hit.get("start_line") or 1), int(hit.get("end_line") or 0)
         if not hit.get("path") or end < start:
             continue
         got = ctx.call_tool(
-            "memory_get", path=hit["path"], scope=scope, **{"from": start, "lines": end - start + 1}
+            MEMORY_GET, path=hit["path"], scope=scope, **{"from": start, "lines": end - start + 1}
         )
         if isinstance(got, dict) and not got.get("error") and got.get("from") == start:
             hit["text"] = got.get("text") or ""
@@ -146,11 +149,11 @@ def breaker_for(ctx: PluginContext, model: str, config: dict[str, Any]) -> Circu
     return breakers[model]
 
 
-def _cache(ctx: PluginContext) -> dict[tuple[str, str, str], tuple[float, GateResult]]:
+def _cache(ctx: PluginContext) -> dict[CacheKey, tuple[float, GateResult]]:
     return ctx.state.setdefault("gate.cache", {})
 
 
-def cached_result(ctx: PluginContext, key: tuple[str, str, str]) -> GateResult | None:
+def cached_result(ctx: PluginContext, key: CacheKey) -> GateResult | None:
     entry = _cache(ctx).get(key)
     if entry is None:
         return None
@@ -161,7 +164,7 @@ def cached_result(ctx: PluginContext, key: tuple[str, str, str]) -> GateResult |
     return result
 
 
-def store_result(ctx: PluginContext, key: tuple[str, str, str], result: GateResult, ttl_ms: int) -> None:
+def store_result(ctx: PluginContext, key: CacheKey, result: GateResult, ttl_ms: int) -> None:
     cache = _cache(ctx)
     now_ts = clock.now().timestamp()
     if len(cache) >= CACHE_MAX_ENTRIES:

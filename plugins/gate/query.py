@@ -170,7 +170,10 @@ def build_query(session: dict[str, Any], config: dict[str, Any], mode: str | Non
 _SPACES = re.compile(r"\s+")
 
 
-def cache_key(session: dict[str, Any], query: GateQuery) -> tuple[str, str, str, str]:
+CacheKey = tuple[str, str, str, str]  # session id, query mode, query, privacy scope
+
+
+def cache_key(session: dict[str, Any], query: GateQuery) -> CacheKey:
     """A note is reused only for the same session, query and privacy scope."""
     text = _SPACES.sub(" ", query.query).strip().casefold()
     return (str(session.get("id") or ""), query.mode, text, gate_scope(session))

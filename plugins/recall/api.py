@@ -138,7 +138,7 @@ class RecallTables:
         q = ",".join("?" * len(terms))
         return dict(self.conn.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({q})", list(terms)))
 
-    def close_chunk(self, chunk: ChunkRecord, end: float, superseded_by: str) -> bool:
+    def close_chunk(self, chunk: ChunkRecord, end: float, superseded_by: str | None) -> bool:
         cur = self.conn.execute(
             "UPDATE chunks SET validity_end = ?, superseded_by = ? WHERE id = ? AND validity_end IS NULL",
             (end, superseded_by, chunk.id),

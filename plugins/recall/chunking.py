@@ -108,7 +108,8 @@ def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     for line in text.splitlines():
         m = SPEAKER_RE.match(line)
-        body = line[m.end() :] if m else line[_LINE_MARK.match(line).end() :]
+        mark = None if m else _LINE_MARK.match(line)  # matches every line (all of it optional)
+        body = line[m.end() :] if m else line[mark.end() if mark else 0 :]
         start = 0
         for cut in _SENTENCE_END.finditer(body):
             nxt = body[cut.end() : cut.end() + 1]

@@ -7,7 +7,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -267,7 +267,7 @@ def search_cmd(
         if outcome.short_circuit:
             extra = outcome.results[0].extra if outcome.results else {}
             by = extra.get("answered_by", "a retrieval_pre plugin")
-            concepts = ", ".join(extra.get("concepts") or [])
+            concepts = ", ".join(cast(list[str], extra.get("concepts") or []))
             click.echo(
                 f"answered by {by}"
                 + (f" (concepts: {concepts}; confidence {extra.get('confidence')})" if concepts else "")

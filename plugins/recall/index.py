@@ -64,7 +64,8 @@ def plan_changes(
     """Pure: compare what is on disk with what is indexed, by checksum."""
     new = sorted(p for p in disk if p not in indexed)
     deleted = sorted(p for p in indexed if p not in disk)
-    modified, unchanged = [], []
+    modified: list[str] = []
+    unchanged: list[str] = []
     for p in sorted(set(disk) & set(indexed)):
         same = disk[p].sha256 is not None and disk[p].sha256 == indexed[p].sha256
         same = same and disk[p].corpus == indexed[p].corpus

@@ -252,7 +252,7 @@ def fts_plan(
     match = " OR ".join(_quote(u) for u in order)
     if max_postings <= 0 or len(order) < 2 or sum(df[u] for u in order) <= max_postings:
         return FtsPlan(match)
-    total, within = 0, []
+    total, within = 0, list[str]()
     for u in order:
         total += df[u]
         if within and total > max_postings:

@@ -777,7 +777,7 @@ class Searcher:
         ("camped": "camping") weighs as its stem's most frequent form; a word no chunk holds in
         any form weighs nothing: it cannot tell candidates apart."""
         total = self._total_docs()
-        parts = {}
+        parts: dict[str, tuple[str, ...]] = {}
         for w in words(query):
             parts.setdefault(term_of(w), fts_terms(w))
         wanted = sorted({p for ps in parts.values() for p in ps})
@@ -882,6 +882,7 @@ class Searcher:
                     text = pronoun_query(text, self.named_speakers(text))
                     if text != req.query:
                         legs["embedded_query"] = text
+                assert embedder is not None  # have_vectors
                 qvec = embedder.embed_query(text)
             legs["embed_ms"] = (time.monotonic() - t0) * 1000
             t0 = time.monotonic()

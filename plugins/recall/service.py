@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from lifelong import clock
-from lifelong.contracts import PluginContext
+from lifelong.contracts import MEMORY_GET, MEMORY_INDEX, MEMORY_SEARCH, Corpus, PluginContext, ValidityMode
 from lifelong.errors import InputError, LifelongError
 from lifelong.privacy import is_private_text
 from lifelong.safety import neutralise_json
@@ -63,8 +63,8 @@ def make_request(
         query=str(query),
         max_results=int(max_results or cfg["max_results"]),
         min_score=float(cfg["min_score"] if min_score is None else min_score),
-        corpus=corpus or "memory",
-        mode=mode or ("valid-at" if when else "current"),
+        corpus=cast(Corpus, corpus or "memory"),  # checked by SearchRequest.validate
+        mode=cast(ValidityMode, mode or ("valid-at" if when else "current")),
         as_of=when,
         source=source,
         session={"task": task} if task else None,
@@ -221,7 +221,7 @@ def memory_index(ctx: PluginContext) -> dict[str, Any]:
 
 def register_tools(register: Any) -> None:
     register(
-        "memory_search",
+        MEMORY_SEARCH,
         "Search the agent's long-term memory (markdown notes, MEMORY.md, and with corpus=all the wiki). "
         "Returns snippets with a 'Source: path#Lx-Ly' citation; use memory_get to read more lines. "
         "A result dated after today is marked upcoming (a plan); also_dates lists the other days the "
@@ -232,7 +232,7 @@ def register_tools(register: Any) -> None:
         {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     )
     register(
-        "memory_get",
+        MEMORY_GET,
         "Read lines of a memory markdown file by workspace-relative path.",
         GET_PARAMETERS,
         memory_get,
@@ -240,7 +240,7 @@ def register_tools(register: Any) -> None:
         {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
     )
     register(
-        "memory_index",
+        MEMORY_INDEX,
         "Index the memory files that changed since the last index (writes the derived index only; "
         "the markdown files are never changed). Plugins call it after writing notes.",
         INDEX_PARAMETERS,

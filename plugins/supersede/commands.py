@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from lifelong.cli import emit_json, get_host
-from lifelong.contracts import PluginContext, WriteCandidate
+from lifelong.contracts import MEMORY_INDEX, REMEMBER, PluginContext, WriteCandidate
 from lifelong.errors import InputError, LifelongError
 from lifelong.workspace import append_text
 
@@ -63,8 +63,8 @@ def remember(ctx: PluginContext, text: str, subject: str | None = None) -> dict[
         new = append_text(current, f"\n## {now.strftime('%H:%M')}\n- {clean}\n")
         Journal(ws, run_id, plugin=PLUGIN).write(path, new, action="remember")
     out.update(written=True, line=len(new.rstrip("\n").split("\n")), run_id=run_id)
-    if "memory_index" in ctx.host.tools:
-        ctx.call_tool("memory_index")
+    if MEMORY_INDEX in ctx.host.tools:
+        ctx.call_tool(MEMORY_INDEX)
     return out
 
 
@@ -95,7 +95,7 @@ def remember_tool(ctx: PluginContext, **args: Any) -> dict[str, Any]:
 
 def register_tools(register: Any) -> None:
     register(
-        "remember",
+        REMEMBER,
         "Save one durable fact the user told you (a preference, a decision, a date, a changed plan) to "
         "today's memory notes. The fact is checked against what memory already holds: the result says "
         "whether it was written ('allow'), written with a warning that it contradicts an earlier fact "
@@ -152,12 +152,12 @@ def contradictions_cmd(as_json: bool, limit: int) -> None:
     from . import ledger
 
     host = get_host()
-    entries, bad = ledger.read_log(host.workspace)
+    entries, bad = ledger.read_log(host.ctx.workspace)
     entries = entries[-limit:]
     for e in entries:  # a write whose run was rolled back never stood: say so
         run_id = (e.get("candidate") or {}).get("run_id")
         if run_id:
-            e["rolled_back"] = rolled_back(host.workspace, run_id)
+            e["rolled_back"] = rolled_back(host.ctx.workspace, run_id)
     if as_json:
         emit_json({"entries": entries, "unreadable_lines": bad})
         return
@@ -165,7 +165,7 @@ def contradictions_cmd(as_json: bool, limit: int) -> None:
         click.echo("no contradictions logged")
     for e in entries:
         cand = e.get("candidate") or {}
-        undone = rolled_back(host.workspace, cand.get("run_id"))
+        undone = rolled_back(host.ctx.workspace, cand.get("run_id"))
         where = f"{cand.get('target')} (rolled back: run {cand['run_id']})" if undone else cand.get("target")
         click.echo(
             f"{e.get('time', '?')}  {e.get('action', '?'):<9} {_short(cand.get('text', ''))!r} -> {where}"
@@ -224,7 +224,7 @@ def history_cmd(subject: str, as_json: bool) -> None:
     from . import ledger
 
     host = get_host()
-    tz = host.workspace.timezone
+    tz = host.ctx.workspace.timezone
     rows = history_rows(host.store.conn, subject)
     if as_json:
         emit_json(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lifelong.contracts import WriteAction
 from lifelong.facts import Comparison, Relation, Statement
 
 HEDGED_STRENGTH = 1
@@ -87,7 +88,7 @@ class Plan:
     the newer fact that makes the candidate itself historical on arrival; ``expired``: related
     facts whose stated end (``until ...``) is past."""
 
-    action: str
+    action: WriteAction
     reason: str
     conflicts: tuple[Match, ...] = ()
     supersede: tuple[str, ...] = ()
@@ -167,6 +168,7 @@ def plan(
             notes.append(f"{would}contested: {weaker} source than {where}")
 
     reason = "; ".join(notes)
+    action: WriteAction
     if not conflicts:
         action = "warn"
     elif mode == "block":

@@ -13,7 +13,14 @@ import re
 import secrets
 from typing import Any
 
-from lifelong.contracts import ChunkFilter, PluginContext, RelatedFact, WriteCandidate, WriteDecision
+from lifelong.contracts import (
+    MEMORY_INDEX,
+    ChunkFilter,
+    PluginContext,
+    RelatedFact,
+    WriteCandidate,
+    WriteDecision,
+)
 from lifelong.facts import Statement, compare, extract, is_stale, relate
 from lifelong.journal import Journal
 from lifelong.text import content_words, stem
@@ -237,8 +244,8 @@ class Gate:
         statement = extract(cand.text, self.now, subject=cand.subject)
         if not statement.subject and not statement.values:
             return WriteDecision("allow", "nothing comparable in the text", source=PLUGIN)
-        if self.cfg["sync_index"] and "memory_index" in self.ctx.host.tools:
-            self.ctx.call_tool("memory_index")
+        if self.cfg["sync_index"] and MEMORY_INDEX in self.ctx.host.tools:
+            self.ctx.call_tool(MEMORY_INDEX)
         related = self.related(cand, statement, existing)
         matches = self.matches(cand, statement, related)
         today = self.now.date()

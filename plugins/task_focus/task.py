@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lifelong.contracts import Message, Session
+from lifelong.contracts import JSONObject, Message, Session
 from lifelong.text import content_words, stem, words
 
 _MARKER = re.compile(r"^\s*(?:#{1,6}\s*)?task\s*:\s*(?P<task>.+?)\s*$", re.I | re.M)
@@ -48,7 +48,7 @@ class TaskDescriptor:
     task_type: str | None = None
     source: str = "marker"  # marker | session | tfidf
 
-    def as_json(self) -> dict[str, object]:
+    def as_json(self) -> JSONObject:
         return {
             "keywords": list(self.keywords),
             "project": self.project,

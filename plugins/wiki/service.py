@@ -254,7 +254,7 @@ def compile_and_lint(
     cfg = ctx.config(PLUGIN)
     ws = ctx.workspace
     now = now or ctx.now()
-    plan, problems, compile_ms = None, [], 0.0
+    plan, problems, compile_ms = None, list[str](), 0.0
     written: list[str] = []
     run_id = journal.run_id if journal is not None else None
     with ws.lock("write", timeout=float(cfg["lock_timeout_s"])):

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from lifelong.contracts import Candidate, PluginContext, SearchRequest
+from lifelong.contracts import MEMORY_WHY, Candidate, PluginContext, SearchRequest
 from lifelong.errors import InputError, LifelongError
 from lifelong.journal import Journal
 from lifelong.text import content_tokens
@@ -581,7 +581,7 @@ def register_tools(register: Any) -> None:
         read_only,
     )
     register(
-        "memory_why",
+        MEMORY_WHY,
         "Why is this remembered? The provenance of a claim id or MEMORY.md item key: "
         "evidence lines, daily file and date, the recalls and queries that promoted it, the dream run.",
         WHY_PARAMETERS,
