@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         Candidate,
         ConsolidationRun,
         FileChanges,
+        MigrationRegistrar,
         PluginContext,
         SearchRequest,
         StatusReport,
@@ -26,7 +27,7 @@ PLUGIN = "concepts"
 
 
 @hookimpl
-def register_migrations(register):
+def register_migrations(register: MigrationRegistrar) -> None:
     from . import tables
 
     register(tables.migrations)

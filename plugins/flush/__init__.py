@@ -15,6 +15,7 @@ if TYPE_CHECKING:
         ConsolidationRun,
         FlushResult,
         Message,
+        MigrationRegistrar,
         PluginContext,
         Session,
         StatusReport,
@@ -24,7 +25,7 @@ PLUGIN = "flush"
 
 
 @hookimpl
-def register_migrations(register):
+def register_migrations(register: MigrationRegistrar) -> None:
     from . import tables
 
     register(tables.migrations)

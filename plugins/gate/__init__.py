@@ -4,11 +4,18 @@ implementations import their modules when called."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lifelong.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    import click
+
+    from lifelong.contracts import GateResult, PluginContext, Session
 
 
 @hookimpl
-def before_prompt_build(ctx, session):
+def before_prompt_build(ctx: PluginContext, session: Session) -> GateResult:
     """Return a ``GateResult`` whose ``prefix`` goes before the user-role prompt. Fails open:
     never raises (a crash is status ``failed``, logged to .lifelong/logs/gate.log).
 
@@ -23,7 +30,7 @@ def before_prompt_build(ctx, session):
 
 
 @hookimpl
-def register_commands(cli):
+def register_commands(cli: click.Group) -> None:
     from . import commands
 
     commands.add_commands(cli)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lifelong import text
+from lifelong.contracts import Session
 
 CHAT_TYPES = ("direct", "group", "channel")
 SESSION_KINDS = ("interactive", "subagent", "cron", "heartbeat", "oneshot", "gate")
@@ -23,7 +24,7 @@ class Eligibility:
     reason: str = ""
 
 
-def check_eligibility(session: dict[str, Any], config: dict[str, Any]) -> Eligibility:
+def check_eligibility(session: Session, config: dict[str, Any]) -> Eligibility:
     """Decide whether the gate may run for ``session`` (see docs/gate.md for the session shape)."""
     if not session.get("gate_enabled", True):
         return Eligibility(False, "switched off for this session")

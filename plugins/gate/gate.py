@@ -17,7 +17,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from lifelong import clock, llm
-from lifelong.contracts import MEMORY_GET, MEMORY_SEARCH, PluginContext
+from lifelong.contracts import MEMORY_GET, MEMORY_SEARCH, PluginContext, Session
 from lifelong.errors import LLMOffline, LLMTimeout
 from lifelong.hookspecs import GateResult
 from lifelong.privacy import gate_scope
@@ -132,7 +132,7 @@ def retrieve(
     return Retrieval(hits, (t1 - t0) * 1000.0, (time.monotonic() - t1) * 1000.0)
 
 
-def resolve_model(ctx: PluginContext, config: dict[str, Any], session: dict[str, Any]) -> str | None:
+def resolve_model(ctx: PluginContext, config: dict[str, Any], session: Session) -> str | None:
     """gate.model, else the session's model, else llm.model, else gate.model_fallback; None means
     the offline extractive gate."""
     core = (ctx.workspace.config.get("llm") or {}).get("model")
@@ -173,7 +173,7 @@ def store_result(ctx: PluginContext, key: CacheKey, result: GateResult, ttl_ms: 
     cache[key] = (now_ts + ttl_ms / 1000.0, result)
 
 
-def run_gate(ctx: PluginContext, session: dict[str, Any], *, mode: str | None = None) -> GateResult:
+def run_gate(ctx: PluginContext, session: Session, *, mode: str | None = None) -> GateResult:
     """Run the gate for one reply and never raise.
 
     ``session`` is a dict describing the chat (all keys optional):
@@ -261,7 +261,7 @@ def _finish(
 
 
 def _run(
-    ctx: PluginContext, session: dict[str, Any], config: dict[str, Any], run: Run, mode: str | None
+    ctx: PluginContext, session: Session, config: dict[str, Any], run: Run, mode: str | None
 ) -> GateResult:
     eligibility = check_eligibility(session, config)
     if not eligibility.eligible:
@@ -315,7 +315,7 @@ def _run(
 
 def _with_model(
     ctx: PluginContext,
-    session: dict[str, Any],
+    session: Session,
     config: dict[str, Any],
     run: Run,
     query: GateQuery,
@@ -389,9 +389,7 @@ def _path_of(citation: str) -> str:
     return citation.split("#", 1)[0]
 
 
-def _log_run(
-    ctx: PluginContext, session: dict[str, Any], result: GateResult, query: GateQuery | None
-) -> None:
+def _log_run(ctx: PluginContext, session: Session, result: GateResult, query: GateQuery | None) -> None:
     d = result.detail
     parts = [
         f"status={result.status}",

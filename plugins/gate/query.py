@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from lifelong.contracts import Session
 from lifelong.privacy import gate_scope
 from lifelong.text import content_words, words
 
@@ -71,7 +72,7 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:-") + "…"
 
 
-def thread_of(session: dict[str, Any]) -> tuple[list[Turn], str]:
+def thread_of(session: Session) -> tuple[list[Turn], str]:
     """(earlier turns, latest user message) from a session dict. The latest message is
     ``session["message"]``; when absent it is the last user turn of ``messages``. A trailing
     user turn equal to the latest message is not counted twice."""
@@ -131,7 +132,7 @@ def refers_back(message: str) -> bool:
     return (found[0] in ("what", "how", "why") and len(found) <= 3) or bool(set(found) & _BACK_REFERENCE)
 
 
-def build_query(session: dict[str, Any], config: dict[str, Any], mode: str | None = None) -> GateQuery:
+def build_query(session: Session, config: dict[str, Any], mode: str | None = None) -> GateQuery:
     mode = mode or config["query_mode"]
     if mode not in QUERY_MODES:
         raise ValueError(f"query_mode: invalid value {mode!r} (allowed: {', '.join(QUERY_MODES)})")
@@ -173,7 +174,7 @@ _SPACES = re.compile(r"\s+")
 CacheKey = tuple[str, str, str, str]  # session id, query mode, query, privacy scope
 
 
-def cache_key(session: dict[str, Any], query: GateQuery) -> CacheKey:
+def cache_key(session: Session, query: GateQuery) -> CacheKey:
     """A note is reused only for the same session, query and privacy scope."""
     text = _SPACES.sub(" ", query.query).strip().casefold()
     return (str(session.get("id") or ""), query.mode, text, gate_scope(session))

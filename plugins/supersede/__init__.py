@@ -14,10 +14,12 @@ if TYPE_CHECKING:
     from lifelong.contracts import (
         Candidate,
         FileChanges,
+        MigrationRegistrar,
         PluginContext,
         RelatedFact,
         SearchRequest,
         StatusReport,
+        ToolRegistrar,
         WriteCandidate,
         WriteDecision,
     )
@@ -26,7 +28,7 @@ PLUGIN = "supersede"
 
 
 @hookimpl
-def register_migrations(register):
+def register_migrations(register: MigrationRegistrar) -> None:
     from . import tables
 
     register(tables.migrations)
@@ -40,7 +42,7 @@ def register_commands(cli: click.Group) -> None:
 
 
 @hookimpl
-def register_tools(register) -> None:
+def register_tools(register: ToolRegistrar) -> None:
     from . import commands
 
     commands.register_tools(register)

@@ -10,13 +10,20 @@ from lifelong.hookspecs import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from lifelong.contracts import Candidate, ConsolidationRun, PluginContext, SearchRequest, StatusReport
+    from lifelong.contracts import (
+        Candidate,
+        ConsolidationRun,
+        PluginContext,
+        SearchRequest,
+        StatusReport,
+        ToolRegistrar,
+    )
 
 PLUGIN = "wiki"
 
 
 @hookimpl
-def register_tools(register):
+def register_tools(register: ToolRegistrar) -> None:
     from . import tools
 
     tools.register_tools(register)
