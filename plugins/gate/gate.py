@@ -13,7 +13,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 from xml.sax.saxutils import escape
 
 from lifelong import clock, llm
@@ -115,10 +115,8 @@ def retrieve(
         raise GateSearchError(f"memory_search returned {type(found).__name__}, not a result object")
     if found.get("error"):
         raise GateSearchError(str(found["error"]))
-    results = found.get("results") or []
-    if not isinstance(results, list):
-        raise GateSearchError(f"memory_search results are {type(results).__name__}, not a list")
-    hits = [dict(h) for h in results if isinstance(h, dict)]
+    # the shape of SearchToolResult; a tool breaking it raises here (the gate fails open, logged)
+    hits = [dict(h) for h in cast(list[dict[str, Any]], found.get("results") or [])]
     t1 = time.monotonic()
     for hit in hits:
         start, end = int(hit.get("start_line") or 1), int(hit.get("end_line") or 0)
