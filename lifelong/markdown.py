@@ -73,6 +73,11 @@ _STARTS_SENTENCE = re.compile(r"^[\"'‘“(\[*_`]*[A-Z0-9]")
 _STARTS_WITH_TIME = re.compile(
     r"^[\"'‘“(\[*_`]*(?:[01]?\d|2[0-3])(?:[:h][0-5]\d(?::[0-5]\d)?|\.[0-5]\d\s?[ap]\.?m\b)(?![\d:.])"
 )
+# a chat export's message stamp: "[14/03/27 21:04]", "14.03.27, 21:04 -", "3/14/27, 9:04 PM -",
+# "2027-03-14 21:04" (WhatsApp, Telegram and Signal exports): a numeric date, then a time
+_STARTS_WITH_STAMP = re.compile(
+    r"^[\[(]?(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2})[,T ]\s*(?:[01]?\d|2[0-3])[:.][0-5]\d"
+)
 
 
 _WEEKDAY_WORD = "(?:" + "|".join(sorted({*WEEKDAYS, *WEEKDAY_SHORT_FORMS}, key=len, reverse=True)) + ")"
@@ -127,12 +132,13 @@ def line_groups(lines: list[str]) -> list[tuple[int, int]]:
     on ("with", "because", "the"), when it opens on a conjunction ("and …", "which …"), when it
     opens lower case after a line that ended a sentence ("e.g." / "etc."), or when the one before
     is prose wrapped mid-sentence (:data:`WRAPPED_WIDTH` characters or more without a sentence
-    end). A line that opens with a time of day always starts an entry ("09:40 call w/ Sofia")."""
+    end). A line that opens with a time of day always starts an entry ("09:40 call w/ Sofia"), and
+    so does a chat export's message stamp ("[14/03/27 21:04] Mum: …")."""
     groups: list[tuple[int, int]] = []
     start = 0
     for i in range(1, len(lines)):
         line, before = lines[i].lstrip(), lines[i - 1].rstrip()
-        if _STARTS_WITH_TIME.match(line):
+        if _STARTS_WITH_TIME.match(line) or _STARTS_WITH_STAMP.match(line):
             new = True
         elif _ENDS_SENTENCE.search(before):
             new = bool(_STARTS_SENTENCE.match(line))

@@ -349,9 +349,13 @@ def strike_items(text: str, struck: dict[str, str], written: dict[str, str]) -> 
     what it was. An item a human edited, or one already struck, is left as it is. Returns the new
     text and the regions changed."""
     touched: list[str] = []
-    for region in find_regions(text):
-        if not (region.name.startswith(TOPIC_PREFIX) or region.name.startswith(PROMOTED_PREFIX)):
+    for name in [r.name for r in find_regions(text)]:
+        if not (name.startswith(TOPIC_PREFIX) or name.startswith(PROMOTED_PREFIX)):
             continue
+        # found again in the text as struck so far: a region struck earlier in this loop moved the
+        # offsets of every region after it (read with stale offsets, a later region's body was
+        # garbage and its rewrite broke the fences of MEMORY.md)
+        region = next(r for r in find_regions(text) if r.name == name)
         body = region.body(text)
         lines = body.split("\n")
         changed = False
@@ -368,8 +372,8 @@ def strike_items(text: str, struck: dict[str, str], written: dict[str, str]) -> 
             )
             changed = True
         if changed:
-            text = replace_region(text, region.name, "\n".join(lines))
-            touched.append(region.name)
+            text = replace_region(text, name, "\n".join(lines))
+            touched.append(name)
     return text, touched
 
 

@@ -295,3 +295,13 @@ def m016_identifier_parts(db):  # noqa: ANN001
             "UPDATE units SET terms = ? WHERE id = ?",
             [(encode_terms(t), uid) for uid, t in rows[i : i + 5000]],
         )
+
+
+@migrations()
+def m017_chat_stamps(db):  # noqa: ANN001
+    """A line opening with a chat export's message stamp ("[14/03/27 21:04] Mum: …") now starts
+    a unit of its own (``lifelong.markdown.line_groups``): re-chunk the files with such a line."""
+    db.execute(
+        "UPDATE files SET sha256 = NULL WHERE path IN (SELECT DISTINCT path FROM chunks WHERE "
+        "text GLOB '*[0-9][./-][0-9]*[./-][0-9][0-9]*[0-9]:[0-5][0-9]*')"
+    )

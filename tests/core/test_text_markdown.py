@@ -109,6 +109,21 @@ def test_a_line_opening_with_a_time_of_day_starts_a_group() -> None:
     assert line_groups(log) == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 5), (6, 6)]
 
 
+def test_a_chat_exports_message_stamp_starts_a_statement() -> None:
+    """Pasted chat exports (WhatsApp, Telegram, Signal) put a stamp before every message; a long
+    message without a full stop read as wrapped prose and took the next message with it, so two
+    people's messages became one MEMORY.md item."""
+    chat = [
+        "[17/08/27 08:02] Mum: Greenslopes rang, from this week his dialysis is Tue Thu Sat. No more Mon Wed Fri",
+        "[17/08/27 08:05] Linh: new roster then: Tue Chloe, Thu Bao, Sat me",
+        "14.03.27, 21:04 - Sam: the new landline is 030 1234567 from monday on, the old one",
+        "is dead",  # the message itself wraps: still one statement
+        "3/14/27, 9:04 PM - Jo: ok",
+        "2027-03-14 21:04 Ana: see you",
+    ]
+    assert line_groups(chat) == [(0, 0), (1, 1), (2, 3), (4, 4), (5, 5)]
+
+
 def test_a_note_line_is_a_statement_unless_it_visibly_continues() -> None:
     notes = [
         "mila swim moved to thursdays 15:45",  # no full stop, no capital: still a statement

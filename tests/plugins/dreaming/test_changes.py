@@ -94,3 +94,32 @@ def test_a_second_persons_number_is_no_change(dream_host) -> None:  # noqa: ANN0
     second = dream(host, at("2026-03-11"))
     assert "~~" not in (root / "MEMORY.md").read_text("utf-8")
     assert not second.reports["deep"]["struck"]
+
+
+def test_striking_items_in_two_sections_keeps_every_fence() -> None:
+    """A held-out month (a chat export) crashed the nightly run: striking an item in one section
+    moved the offsets of the sections after it, and the next section was rewritten from stale
+    offsets, leaving an end fence without its start ("managed region end for 'topic-people'
+    without a matching start"). Every section struck stays whole, and nothing else moves."""
+    from lifelong_plugins.dreaming.memory_file import item_hash, item_text, strike_items
+
+    from lifelong.workspace import find_regions
+
+    people = "- Mum's landline is (07) 3852 4417 <!-- key:aaaaaaaaaaaa src:memory/2027-08-02.md#L2 on:2027-08-03 -->"
+    rent = "- Rent is $245 a week each <!-- key:bbbbbbbbbbbb src:memory/2027-08-03.md#L2 on:2027-08-04 -->"
+    text = (
+        "# MEMORY\n\nMy own line.\n\n"
+        f"<!-- lifelong:topic-people:start -->\n## People\n{people}\n<!-- lifelong:topic-people:end -->\n\n"
+        f"<!-- lifelong:topic-home:start -->\n## Home and money\n{rent}\n<!-- lifelong:topic-home:end -->\n"
+    )
+    written = {"aaaaaaaaaaaa": item_hash(item_text(people)), "bbbbbbbbbbbb": item_hash(item_text(rent))}
+    struck = {
+        "aaaaaaaaaaaa": '"Mum: new landline (07) 3391 0628", 2027-08-07',
+        "bbbbbbbbbbbb": '"rent $265 each", 2027-08-17',
+    }
+    out, touched = strike_items(text, struck, written)
+    assert touched == ["topic-people", "topic-home"]
+    assert [r.name for r in find_regions(out)] == ["topic-people", "topic-home"]
+    assert "- ~~Mum's landline is (07) 3852 4417~~ (superseded by" in out
+    assert "- ~~Rent is $245 a week each~~ (superseded by" in out
+    assert out.startswith("# MEMORY\n\nMy own line.\n\n") and out.count("\n") == text.count("\n")
