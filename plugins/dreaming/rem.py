@@ -17,7 +17,8 @@ from typing import Any
 from lifelong import llm, prompts
 from lifelong.errors import LLMOffline
 
-from .candidates import Candidate, CandidatePool, list_dailies, shared_candidates
+from .candidates import Candidate, CandidatePool
+from .dailies import list_dailies, shared_candidates
 from .themes import Entry, Theme, find_corrections, find_themes, topic_terms
 
 

@@ -16,7 +16,8 @@ from lifelong.contracts import JSONObject
 from lifelong.errors import InputError, LockedError
 from lifelong.host import Context
 
-from .run import read_meta, run_dream, write_meta
+from .run import run_dream
+from .state import read_meta, write_meta
 
 PARAMETERS: JSONObject = {
     "type": "object",
