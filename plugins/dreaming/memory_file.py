@@ -349,10 +349,12 @@ def strike_items(text: str, struck: dict[str, str], written: dict[str, str]) -> 
     what it was. An item a human edited, or one already struck, is left as it is. Returns the new
     text and the regions changed."""
     touched: list[str] = []
-    for region in find_regions(text):
-        if not (region.name.startswith(TOPIC_PREFIX) or region.name.startswith(PROMOTED_PREFIX)):
+    for name in [r.name for r in find_regions(text)]:
+        if not (name.startswith(TOPIC_PREFIX) or name.startswith(PROMOTED_PREFIX)):
             continue
-        body = region.body(text)
+        # read from the text as struck so far: a struck item is longer, and the offsets of the
+        # regions after it move (reading them at the old offsets cut across their fences)
+        body = read_region(text, name) or ""
         lines = body.split("\n")
         changed = False
         for i, line in enumerate(lines):
@@ -368,8 +370,8 @@ def strike_items(text: str, struck: dict[str, str], written: dict[str, str]) -> 
             )
             changed = True
         if changed:
-            text = replace_region(text, region.name, "\n".join(lines))
-            touched.append(region.name)
+            text = replace_region(text, name, "\n".join(lines))
+            touched.append(name)
     return text, touched
 
 
