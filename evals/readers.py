@@ -198,14 +198,15 @@ _MONTH_VALUE = re.compile(r"^(\d{1,2})(?:-(\d{1,2}))? ([a-z]+)$")
 
 def rules_dreaming_dates(text: str, written_on: dt.date) -> list[str]:
     from lifelong_plugins.dreaming.facts import values_of
-    from lifelong_plugins.dreaming.themes import MONTHS
+
+    from lifelong.facts import MONTH_NUMBERS
 
     out = []
     for value in values_of(text):
         m = _MONTH_VALUE.match(value)
-        if not m or m.group(3) not in MONTHS:
+        if not m or m.group(3) not in MONTH_NUMBERS:
             continue
-        month = MONTHS.index(m.group(3)) % 12 + 1
+        month = MONTH_NUMBERS[m.group(3)]
         for day in filter(None, (m.group(1), m.group(2))):
             try:
                 out.append(dt.date(written_on.year, month, int(day)).isoformat())

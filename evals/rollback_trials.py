@@ -194,7 +194,9 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def trial(seed: int, nights: int, tally: Tally) -> None:
-    from lifelong_plugins.dreaming.run import history, rollback_run, run_dream
+    from lifelong_plugins.dreaming.rollback import rollback_run
+    from lifelong_plugins.dreaming.run import run_dream
+    from lifelong_plugins.dreaming.state import history
 
     rng = random.Random(seed)
     tz = clock.zone(TZ)

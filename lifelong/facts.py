@@ -178,6 +178,9 @@ _WEEKDAY_FORMS = {
     "thur": "thursday",
     "thurs": "thursday",
 }
+# every weekday word, the seven names first, then the plurals and short forms ("tuesdays", "tue",
+# "weds", "thurs"): the one list of them the suite's readers share
+WEEKDAY_WORDS: tuple[str, ...] = tuple(dict.fromkeys((*WEEKDAYS, *_WEEKDAY_FORMS, *WEEKDAY_SHORT_FORMS)))
 MONTHS = (
     "january",
     "february",

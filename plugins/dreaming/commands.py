@@ -11,7 +11,7 @@ import click
 from lifelong.cli import emit_json, get_host
 
 if TYPE_CHECKING:
-    from .run import DreamRun
+    from .record import DreamRun
 
 
 def say(line: str) -> None:
@@ -46,10 +46,10 @@ def _short(text: str, n: int = 90) -> str:
 
 
 def print_run(run: DreamRun) -> None:
-    from . import run as runs
+    from .record import PHASES
 
     data = run.as_json()  # every text in it neutralised: the lines below are built from it
-    light, rem, deep = (data["phases"].get(p, {}) for p in runs.PHASES)
+    light, rem, deep = (data["phases"].get(p, {}) for p in PHASES)
     promoted = data["promoted"]
     head = "dry run (nothing written)" if run.dry_run else run.status
     for note in data["recovered"]:
@@ -127,9 +127,9 @@ def dream_group(ctx: click.Context, dry_run: bool, backfill: bool, as_json: bool
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def explain_cmd(key: str, as_json: bool) -> None:
     """Show one candidate's signals: where it was written, its recalls, its score now."""
-    from . import run as runs
+    from .explain import explain
 
-    data = runs.explain(get_host(), key)
+    data = explain(get_host(), key)
     if as_json:
         emit(data)
         return
@@ -159,9 +159,9 @@ def explain_cmd(key: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def rollback_cmd(run_id: str, force: bool, as_json: bool) -> None:
     """Undo a run: restore every file it wrote exactly (refuses if a human edited one since)."""
-    from . import run as runs
+    from .rollback import rollback_run
 
-    data = runs.rollback_run(get_host(), run_id, force=force)
+    data = rollback_run(get_host(), run_id, force=force)
     if as_json:
         emit(data)
         return
@@ -180,9 +180,9 @@ def rollback_cmd(run_id: str, force: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def history_cmd(limit: int, as_json: bool) -> None:
     """List past runs, newest first: status, counts, time taken."""
-    from . import run as runs
+    from .state import history
 
-    rows = runs.history(get_host().store, limit)
+    rows = history(get_host().store, limit)
     if as_json:
         emit({"version": 1, "runs": rows})
         return

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from lifelong.contracts import PluginContext
+from lifelong.facts import MONTH_WORDS, MONTHS, WEEKDAYS
 from lifelong.text import (
     CHATTER,
     STOPWORDS,
@@ -59,14 +60,14 @@ from lifelong.text import (
     words,
 )
 
-from .themes import MONTHS, WEEKDAYS, concept_tags
+from .themes import concept_tags
 
 _TITLES = frozenset(t.lower() for t in TITLES)  # "Dr." says nothing about which fact
 _content_tokens = lru_cache(maxsize=100_000)(content_tokens)  # a line's words, once per text
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")  # "14th" is the 14 of "14 March"
 _NOT_SUBJECTS = (
-    frozenset(MONTHS)
+    frozenset(MONTH_WORDS)
     | frozenset(WEEKDAYS)
     | frozenset(
         "eur usd gbp chf note reminder correction update todo fyi dr mr mrs ms prof new no keep".split()
@@ -315,7 +316,7 @@ def _numeric_dates(text: str) -> set[str]:
             pairs = [(a, b), (b, a)]
         for day, month in pairs:
             if 1 <= day <= 31 and 1 <= month <= 12:
-                out.add(f"{day} {MONTHS[month - 1]}")  # MONTHS opens with the twelve full names
+                out.add(f"{day} {MONTHS[month - 1]}")  # the full name
     return out
 
 
@@ -374,13 +375,13 @@ class GroupingConfig:
         )
 
 
-_CALENDAR = frozenset(stem(w) for w in (*MONTHS, *WEEKDAYS))
-_MONTH_WORDS = frozenset(MONTHS)
+_CALENDAR = frozenset(stem(w) for w in (*MONTH_WORDS, *WEEKDAYS))
+_MONTH_SET = frozenset(MONTH_WORDS)
 _NUMERIC_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
 
 
 def _is_date(value: str) -> bool:
-    return any(w in _MONTH_WORDS for w in value.split()) or bool(_NUMERIC_DATE.fullmatch(value))
+    return any(w in _MONTH_SET for w in value.split()) or bool(_NUMERIC_DATE.fullmatch(value))
 
 
 def _undated(values: frozenset[str], strong: frozenset[str]) -> frozenset[str]:

@@ -352,11 +352,9 @@ def strike_items(text: str, struck: dict[str, str], written: dict[str, str]) -> 
     for name in [r.name for r in find_regions(text)]:
         if not (name.startswith(TOPIC_PREFIX) or name.startswith(PROMOTED_PREFIX)):
             continue
-        # found again in the text as struck so far: a region struck earlier in this loop moved the
-        # offsets of every region after it (read with stale offsets, a later region's body was
-        # garbage and its rewrite broke the fences of MEMORY.md)
-        region = next(r for r in find_regions(text) if r.name == name)
-        body = region.body(text)
+        # read from the text as struck so far: a struck item is longer, and the offsets of the
+        # regions after it move (reading them at the old offsets cut across their fences)
+        body = read_region(text, name) or ""
         lines = body.split("\n")
         changed = False
         for i, line in enumerate(lines):

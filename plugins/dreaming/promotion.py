@@ -19,7 +19,9 @@ from lifelong import llm, prompts
 from lifelong.contracts import PluginContext, WriteCandidate, WriteDecision
 from lifelong.errors import LLMOffline
 
-from .candidates import Candidate, CandidatePool, DailyReader, Occurrence, shared_candidates
+from . import state
+from .candidates import Candidate, CandidatePool, Occurrence
+from .dailies import DailyReader, shared_candidates
 from .facts import (
     RULES_VERSION,
     FactPairCache,
@@ -69,11 +71,7 @@ def load_signals(store: Any, pool: CandidatePool, keys: list[str]) -> dict[str, 
     """The recalls of each candidate key: stored signals plus this run's."""
     out: dict[str, list[Recall]] = defaultdict(list)
     if keys:
-        for key, ts, day, qh, sc, eid in store.conn.execute(
-            "SELECT key, ts, day, query_hash, score, event_id FROM dream_signals"
-            " WHERE key IN (SELECT value FROM json_each(?))",
-            (json.dumps(keys),),
-        ):
+        for key, ts, day, qh, sc, eid in state.stored_signals(store, keys):
             out[key].append(Recall(ts, day, qh, sc, eid))
     for s in pool.new_signals.values():  # events past the watermark: never stored before
         out[s.key].append(Recall(s.ts, s.day, s.query_hash, s.score, s.event_id))
@@ -270,11 +268,6 @@ def candidate_json(s: Scored) -> dict[str, Any]:
     }
 
 
-def written_hashes(store: Any) -> dict[str, str]:
-    """key -> hash of the text each promoted item had when a run wrote it."""
-    return dict(store.conn.execute("SELECT key, sha FROM dream_items").fetchall())
-
-
 def read_statement(ctx: PluginContext, run: Any, s: Scored, occ: dict[str, list[Occurrence]]) -> Statement:
     """How the dailies state fact ``s`` right now: its first live member (the representative when
     it is still there), the model's one sentence when several members are live, every live
@@ -434,7 +427,7 @@ def deep(ctx: PluginContext, run: Any) -> DeepResult:
     memory_path = ws.memory_file
     memory_text = memory_path.read_text("utf-8") if memory_path.exists() else ""
     plan = build_plan(ctx, run, scores, memory_text)
-    hashes = written_hashes(ctx.store)
+    hashes = state.written_hashes(ctx.store)
     write = write_memory(ctx, run, plan, hashes) if plan.promote or plan.struck else None
     apply_statuses(run, plan, write)
     edits = write.human_edits if write else human_edits(memory_text, hashes)

@@ -18,7 +18,8 @@ from lifelong import llm, prompts
 from lifelong.contracts import PluginContext
 from lifelong.errors import LLMOffline
 
-from .candidates import Candidate, CandidatePool, list_dailies, shared_candidates
+from .candidates import Candidate, CandidatePool
+from .dailies import list_dailies, shared_candidates
 from .themes import Entry, Theme, find_corrections, find_themes, topic_terms
 
 

@@ -31,6 +31,7 @@ from lifelong.errors import InputError
 
 from .run import run_dream
 from .screening import neutralise_json
+from .state import any_runs
 
 DEFAULT_HOURS = (9, 13, 17, 20)
 
@@ -134,7 +135,7 @@ def replay_script(
     ``echo`` and then MEMORY.md through ``show_file`` (default ``echo``): the user's own file,
     which the command prints as it is on disk."""
     ws = host.workspace
-    if host.store.conn.execute("SELECT count(*) FROM dream_runs").fetchone()[0]:
+    if any_runs(host.store):
         raise InputError(
             "this workspace already has dream runs; a replay starts from a workspace that never dreamed"
         )

@@ -23,7 +23,9 @@ from lifelong.errors import ConfigError, LifelongError, LockedError
 from lifelong.host import Host
 from lifelong.workspace import Workspace
 
-from .run import PLUGIN, run_dream
+from .record import PLUGIN
+from .run import run_dream
+from .state import last_good_run_start
 
 
 def make_trigger(expr: str, tz: dt.tzinfo) -> CronTrigger:
@@ -61,10 +63,8 @@ def missed_fire_time(
 
 
 def last_run_time(host: Host) -> dt.datetime | None:
-    row = host.store.conn.execute(
-        "SELECT max(started_at) FROM dream_runs WHERE status IN ('ok', 'nothing')"
-    ).fetchone()
-    return dt.datetime.fromisoformat(row[0]) if row and row[0] else None
+    started = last_good_run_start(host.store)
+    return dt.datetime.fromisoformat(started) if started else None
 
 
 def scheduled_run(root: str, echo: Callable[[str], None]) -> None:

@@ -15,7 +15,8 @@ import datetime as dt
 from lifelong.contracts import DREAM_NIGHT, JSONObject, PluginContext
 from lifelong.errors import InputError, LockedError
 
-from .run import read_meta, run_dream, write_meta
+from .run import run_dream
+from .state import read_meta, write_meta
 
 PARAMETERS: JSONObject = {
     "type": "object",

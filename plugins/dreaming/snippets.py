@@ -236,204 +236,290 @@ def parse_snippets(
     max_chars: int = 400,
     stats: ParseStats | None = None,
 ) -> list[Snippet]:
-    """Snippets of one daily note (pure)."""
+    """Snippets of one daily note (pure): :class:`DailyParser` reads it line by line."""
     stats = stats if stats is not None else ParseStats()
-    day = daily_date(path)
-    try:
-        _, _, offset = split_frontmatter(text)
-    except InputError:
-        offset = 0
-    managed = _managed_lines(text)
-    stats.skipped_managed_lines += len(managed)
-    lines = text.split("\n")
-    headings: list[tuple[int, str]] = []
-    out: list[Snippet | None] = []
-    block: list[tuple[int, str]] = []
-    block_kind = ""
-    in_code = False
-    # open list items: indentation, text, whether it was junk, where its snippets start in ``out``
-    items: list[dict] = []
-    current: dict | None = None
-    table: dict | None = None  # the table being read: its header cells, whether its rule row was seen
-    callout: str | None = None  # inside a callout: its title's subject ("" when it names none)
-    callout_title: tuple[int, str] | None = None  # a callout's title while no line follows it
+    return DailyParser(path, min_chars=min_chars, max_chars=max_chars, stats=stats).parse(text)
 
-    def heading_path() -> str:
-        return " > ".join(h[1] for h in headings)
 
-    def context_of(kind: str) -> str:
-        if kind == "item" and len(items) > 1:
-            parents = [it["text"] for it in items[:-1] if it["text"]][-2:]
+# ---------------------------------------------------------------------------------------------
+# the parser's steps
+#
+# Why not ``lifelong.markdown.parse_blocks``: on the dailies of every written month (21 months,
+# 597 dailies) each snippet lies inside one of its text blocks, but notes are not CommonMark, and
+# where they part the line reader keeps what a note-taker means: a line indented four spaces
+# after a blank line is a note, not a code block; "- Emma Rees" / " - prefers short messages"
+# (one space) is a subject and its line, not two items; a line wrapped in ``<div>`` is still a
+# note. The blocks it does share with the core are grouped with the core's rules
+# (:func:`lifelong.markdown.line_groups`, :func:`lifelong.markdown.title_line`).
+
+
+@dataclass
+class _Item:
+    """An open list item: its indentation, its text once read, whether it was junk (its nested
+    items are too), and where its snippets are in the parser's output."""
+
+    indent: int
+    text: str = ""
+    junk: bool = False
+    first: int | None = None
+    last: int | None = None
+
+
+@dataclass
+class _Table:
+    """The table being read: its header cells, whether its rule row was seen."""
+
+    header: list[str]
+    rule: bool = False
+
+
+def _clean_block(parts: list[tuple[int, str]], kind: str, stats: ParseStats) -> list[tuple[int, str]]:
+    """A block's lines without comments and empty lines; an item without its checkbox; a
+    paragraph without the day's title opening it ("Tue 8 Sep — lab log" states no fact)."""
+    cleaned = [(ln, strip_comments(t).strip()) for ln, t in parts]
+    cleaned = [(ln, t) for ln, t in cleaned if t]
+    if not cleaned:
+        return []
+    if kind == "item":
+        cleaned[0] = (cleaned[0][0], _CHECKBOX_RE.sub("", cleaned[0][1]))
+    elif kind == "paragraph" and title_line(cleaned[0][1]):
+        cleaned = cleaned[1:]
+        stats.skipped_short += 1
+    return cleaned
+
+
+def _pieces(cleaned: list[tuple[int, str]], kind: str, max_chars: int) -> list[tuple[int, int, str]]:
+    """A block as (first line, last line, text) pieces: a paragraph written a statement per line
+    is a piece per line group (:func:`line_groups`), and a piece longer than ``max_chars`` is
+    split into sentences."""
+    groups = line_groups([t for _, t in cleaned]) if kind == "paragraph" else [(0, len(cleaned) - 1)]
+    pieces = []
+    for i, j in groups:
+        part = cleaned[i : j + 1]
+        text = " ".join(t for _, t in part)
+        pieces.extend([(part[0][0], part[-1][0], text)] if len(text) <= max_chars else _sentences(part))
+    return pieces
+
+
+def _fit(piece: str, max_chars: int) -> str:
+    """Whitespace collapsed; cut at a word before ``max_chars`` with an ellipsis when longer."""
+    piece = re.sub(r"\s+", " ", piece).strip()
+    if len(piece) > max_chars:
+        cut = piece[: max_chars - 1]
+        piece = cut[: cut.rfind(" ")] if " " in cut[40:] else cut
+        piece = piece.rstrip() + "…"
+    return piece
+
+
+class DailyParser:
+    """One daily read line by line into snippets. A line closes the block being read (a list
+    item, a paragraph, a table row, a callout's title) or extends it; a closed block becomes
+    snippets (:meth:`flush`) under the subject of its context (:meth:`context_of`)."""
+
+    def __init__(self, path: str, *, min_chars: int, max_chars: int, stats: ParseStats):
+        self.path = path
+        self.day = daily_date(path)
+        self.min_chars = min_chars
+        self.max_chars = max_chars
+        self.stats = stats
+        self.headings: list[tuple[int, str]] = []
+        self.out: list[Snippet | None] = []  # None: a label item's snippet taken back
+        self.block: list[tuple[int, str]] = []
+        self.block_kind = ""  # item | paragraph | row
+        self.in_code = False
+        self.items: list[_Item] = []  # the open list items, outermost first
+        self.current: _Item | None = None  # the item last opened
+        self.table: _Table | None = None
+        self.callout: str | None = None  # inside a callout: its title's subject ("" when it names none)
+        self.callout_title: tuple[int, str] | None = None  # a callout's title while no line follows it
+
+    def parse(self, text: str) -> list[Snippet]:
+        try:
+            _, _, offset = split_frontmatter(text)
+        except InputError:
+            offset = 0
+        managed = _managed_lines(text)
+        self.stats.skipped_managed_lines += len(managed)
+        for index, line in enumerate(text.split("\n")):
+            n = index + 1
+            if n <= offset:
+                continue
+            if not line.lstrip().startswith("|"):
+                self.table = None
+            if not line.lstrip().startswith(">"):
+                self.end_callout()
+            if n in managed:
+                self.flush()
+                continue
+            self.read_line(n, line)
+        self.end_callout()
+        self.flush()
+        return [s for s in self.out if s is not None]
+
+    def read_line(self, n: int, line: str) -> None:
+        if _FENCE_RE.match(line):
+            self.flush()
+            self.in_code = not self.in_code
+            return
+        if self.in_code:
+            return
+        stripped = line.strip()
+        if not stripped:
+            self.flush()
+            return
+        m = _HEADING_RE.match(line)
+        if m and len(line) - len(line.lstrip()) < 4:
+            self.flush()
+            self.items.clear()
+            level = len(m.group(1))
+            self.headings = [h for h in self.headings if h[0] < level] + [(level, m.group(2).strip())]
+            return
+        if stripped.startswith("|"):
+            self.flush()
+            self.table_line(n, stripped)
+            return
+        if re.fullmatch(r"[-*_]{3,}", stripped.replace(" ", "")):
+            self.flush()
+            return
+        if re.fullmatch(r"<!--.*-->", stripped) and not carries_marker(stripped):
+            self.flush()
+            return
+        m = _ITEM_RE.match(line)
+        if m:
+            self.flush()
+            self.open_item(n, len(m.group(1).expandtabs(4)), m.group(4))
+            return
+        if stripped.startswith(">"):
+            stripped = stripped.lstrip(">").strip()
+            if not stripped:
+                self.flush()
+                return
+            m = _CALLOUT_RE.match(stripped)
+            if m and self.block_kind != "item":
+                self.open_callout(n, m.group(2))
+                return
+            self.callout_title = None
+        if not self.block:
+            self.block_kind = "paragraph"
+            if len(line) - len(line.lstrip()) == 0:
+                self.items.clear()
+        self.block.append((n, stripped))
+
+    def table_line(self, n: int, stripped: str) -> None:
+        """A table: the first row is the header, a rule row follows it, each later row is a
+        statement of its own ("| Café Origem | green beans | Leonor |")."""
+        if self.table is None:
+            self.table = _Table(table_cells(stripped))
+        elif not self.table.rule and _TABLE_RULE_RE.match(stripped):
+            self.table.rule = True
+        elif self.table.rule:
+            row = table_row_text(self.table.header, table_cells(stripped))
+            if row:
+                self.block, self.block_kind = [(n, row)], "row"
+                self.flush()
+
+    def open_item(self, n: int, indent: int, text: str) -> None:
+        """A list item opens: the items it is not nested in close, and a label item it is nested
+        in ("- Emma Rees") is its subject, not a note: the label's snippets are taken back."""
+        while self.items and self.items[-1].indent >= indent:
+            self.items.pop()
+        if self.items and self.items[-1].first is not None and _is_label(self.items[-1].text):
+            parent = self.items[-1]
+            for i in range(parent.first or 0, parent.last or 0):
+                if self.out[i] is not None:
+                    self.out[i] = None
+                    self.stats.snippets -= 1
+            parent.first = None
+        self.current = _Item(indent)
+        self.items.append(self.current)
+        self.block_kind = "item"
+        self.block = [(n, text)]
+
+    def open_callout(self, n: int, title: str) -> None:
+        """ "> [!note] Tobi": the marker is markup and the title is the subject of the callout's
+        lines, like a heading's ("Tobi: ..."), not a statement of its own."""
+        self.flush()
+        self.end_callout()
+        self.callout = subject_heading(title)
+        self.callout_title = (n, title.strip()) if title.strip() else None
+
+    def end_callout(self) -> None:
+        """A callout ends; one that was only a title ("> [!tip] Kasia's number is 0113 496 0000")
+        says its title."""
+        if self.callout is None:
+            return
+        self.flush()  # its last lines, under its title
+        if self.callout_title is not None:
+            self.callout = None
+            self.block, self.block_kind = [self.callout_title], "paragraph"
+            self.flush()
+        self.callout, self.callout_title = None, None
+
+    def heading_path(self) -> str:
+        return " > ".join(h[1] for h in self.headings)
+
+    def context_of(self, kind: str) -> str:
+        """The subject of a block: its parent label items (an item's), the callout it is in, or
+        the nearest heading below the title that names something."""
+        if kind == "item" and len(self.items) > 1:
+            parents = [it.text for it in self.items[:-1] if it.text][-2:]
             if parents and all(_is_label(p) for p in parents):
                 return ": ".join(p.rstrip(":").strip() for p in parents)
-        if callout:
-            return callout
-        for level, title in reversed(headings):
+        if self.callout:
+            return self.callout
+        for level, title in reversed(self.headings):
             if level >= 2:
                 return subject_heading(title)
         return ""
 
-    def flush() -> None:
-        nonlocal block, block_kind
-        if not block:
+    def flush(self) -> None:
+        """The block read so far becomes snippets (none when it carries a marker, is report
+        output, or is an item nested in junk)."""
+        if not self.block:
             return
-        parts, kind = block, block_kind
-        block, block_kind = [], ""
-        entry = current if kind == "item" else None
-        raw = " ".join(t for _, t in parts)
-        if carries_marker(raw):
+        parts, kind = self.block, self.block_kind
+        self.block, self.block_kind = [], ""
+        stats = self.stats
+        entry = self.current if kind == "item" else None
+        if carries_marker(" ".join(t for _, t in parts)):
             stats.skipped_marker += 1
             if entry is not None:
-                entry["junk"] = True
+                entry.junk = True
             return
-        cleaned = [(ln, strip_comments(t).strip()) for ln, t in parts]
-        cleaned = [(ln, t) for ln, t in cleaned if t]
+        cleaned = _clean_block(parts, kind, stats)
         if not cleaned:
             return
-        if kind == "item":
-            cleaned[0] = (cleaned[0][0], _CHECKBOX_RE.sub("", cleaned[0][1]))
-        elif kind == "paragraph" and title_line(cleaned[0][1]):
-            cleaned = cleaned[1:]  # a day's title ("Tue 8 Sep — lab log") states no fact
-            stats.skipped_short += 1
-            if not cleaned:
-                return
         joined = " ".join(t for _, t in cleaned)
         if entry is not None:
-            entry["text"] = re.sub(r"\s+", " ", joined).strip()
-        if is_report_junk(joined) or (entry is not None and any(it["junk"] for it in items)):
+            entry.text = re.sub(r"\s+", " ", joined).strip()
+        if is_report_junk(joined) or (entry is not None and any(it.junk for it in self.items)):
             stats.skipped_junk += 1
             if entry is not None:
-                entry["junk"] = True
+                entry.junk = True
             return
-        context = context_of(kind)
-        # a paragraph written a statement per line is a snippet per line
-        groups = line_groups([t for _, t in cleaned]) if kind == "paragraph" else [(0, len(cleaned) - 1)]
-        pieces = []
-        for i, j in groups:
-            part = cleaned[i : j + 1]
-            text = " ".join(t for _, t in part)
-            pieces.extend([(part[0][0], part[-1][0], text)] if len(text) <= max_chars else _sentences(part))
+        context = self.context_of(kind)
         if entry is not None:
-            entry["first"] = len(out)
-        for first, last, piece in pieces:
-            piece = re.sub(r"\s+", " ", piece).strip()
-            if len(piece) > max_chars:
-                cut = piece[: max_chars - 1]
-                piece = cut[: cut.rfind(" ")] if " " in cut[40:] else cut
-                piece = piece.rstrip() + "…"
-            if len(piece) < min_chars or not re.search(r"[^\W\d_]", piece):
+            entry.first = len(self.out)
+        for first, last, piece in _pieces(cleaned, kind, self.max_chars):
+            piece = _fit(piece, self.max_chars)
+            if len(piece) < self.min_chars or not re.search(r"[^\W\d_]", piece):
                 stats.skipped_short += 1
                 continue
             if is_report_junk(piece):
                 stats.skipped_junk += 1
                 continue
             text = with_context(context, piece)
-            out.append(
-                Snippet(path, day, first, last, heading_path(), text, context if text != piece else "")
+            self.out.append(
+                Snippet(
+                    self.path,
+                    self.day,
+                    first,
+                    last,
+                    self.heading_path(),
+                    text,
+                    context if text != piece else "",
+                )
             )
             stats.snippets += 1
         if entry is not None:
-            entry["last"] = len(out)
-
-    def end_callout() -> None:
-        """A callout ends; one that was only a title ("> [!tip] Kasia's number is 0113 496 0000")
-        says its title."""
-        nonlocal callout, callout_title, block, block_kind
-        if callout is None:
-            return
-        flush()  # its last lines, under its title
-        if callout_title is not None:
-            callout = None
-            block, block_kind = [callout_title], "paragraph"
-            flush()
-        callout, callout_title = None, None
-
-    for index, line in enumerate(lines):
-        n = index + 1
-        if n <= offset:
-            continue
-        if not line.lstrip().startswith("|"):
-            table = None
-        if not line.lstrip().startswith(">"):
-            end_callout()
-        if n in managed:
-            flush()
-            continue
-        if _FENCE_RE.match(line):
-            flush()
-            in_code = not in_code
-            continue
-        if in_code:
-            continue
-        stripped = line.strip()
-        if not stripped:
-            flush()
-            continue
-        m = _HEADING_RE.match(line)
-        if m and len(line) - len(line.lstrip()) < 4:
-            flush()
-            items.clear()
-            level = len(m.group(1))
-            headings = [h for h in headings if h[0] < level] + [(level, m.group(2).strip())]
-            continue
-        if stripped.startswith("|"):
-            # a table: the first row is the header, a rule row follows it, each later row is a
-            # statement of its own ("| Café Origem | green beans | Leonor |")
-            flush()
-            if table is None:
-                table = {"header": table_cells(stripped), "rule": False}
-            elif not table["rule"] and _TABLE_RULE_RE.match(stripped):
-                table["rule"] = True
-            elif table["rule"]:
-                row = table_row_text(table["header"], table_cells(stripped))
-                if row:
-                    block, block_kind = [(n, row)], "row"
-                    flush()
-            continue
-        if re.fullmatch(r"[-*_]{3,}", stripped.replace(" ", "")):
-            flush()
-            continue
-        if re.fullmatch(r"<!--.*-->", stripped) and not carries_marker(stripped):
-            flush()
-            continue
-        m = _ITEM_RE.match(line)
-        if m:
-            flush()
-            indent = len(m.group(1).expandtabs(4))
-            while items and items[-1]["indent"] >= indent:
-                items.pop()
-            if items and items[-1].get("first") is not None and _is_label(items[-1]["text"]):
-                parent = items[-1]  # a label introducing nested items is their subject, not a note
-                for i in range(parent["first"], parent["last"]):
-                    if out[i] is not None:
-                        out[i] = None
-                        stats.snippets -= 1
-                parent["first"] = None
-            current = {"indent": indent, "text": "", "junk": False, "first": None, "last": None}
-            items.append(current)
-            block_kind = "item"
-            block = [(n, m.group(4))]
-            continue
-        if stripped.startswith(">"):
-            stripped = stripped.lstrip(">").strip()
-            if not stripped:
-                flush()
-                continue
-            m = _CALLOUT_RE.match(stripped)
-            if m and block_kind != "item":
-                # "> [!note] Tobi": the marker is markup and the title is the subject of the
-                # callout's lines, like a heading's ("Tobi: ..."), not a statement of its own
-                flush()
-                end_callout()
-                callout = subject_heading(m.group(2))
-                callout_title = (n, m.group(2).strip()) if m.group(2).strip() else None
-                continue
-            callout_title = None
-        if not block:
-            block_kind = "paragraph"
-            if len(line) - len(line.lstrip()) == 0:
-                items.clear()
-        block.append((n, stripped))
-    end_callout()
-    flush()
-    return [s for s in out if s is not None]
+            entry.last = len(self.out)

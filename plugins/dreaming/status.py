@@ -3,29 +3,17 @@ promoted, what MEMORY.md holds, and when a first dream is due."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from lifelong.contracts import PluginContext, StatusReport
 
 from .memory_file import existing_keys, human_edits
-from .run import PLUGIN, history
-
-
-def safety_totals(store: Any) -> dict[str, int]:
-    """What every recorded run redacted or refused (rolled-back runs included: it happened)."""
-    row = store.conn.execute(
-        "SELECT coalesce(sum(json_extract(summary, '$.safety.secrets_redacted')), 0),"
-        " coalesce(sum(json_extract(summary, '$.safety.refused')), 0),"
-        " coalesce(sum(json_extract(summary, '$.safety.lines_withheld')), 0)"
-        " FROM dream_runs WHERE status NOT IN ('running', 'interrupted') AND json_valid(summary)"
-    ).fetchone()
-    return {"secrets_redacted": int(row[0]), "refused": int(row[1]), "lines_withheld": int(row[2])}
+from .record import PLUGIN
+from .state import history, safety_totals, staged_count, written_hashes
 
 
 def dreaming_status(ctx: PluginContext) -> StatusReport:
     store = ctx.store
     runs = history(store, limit=1)
-    staged = store.conn.execute("SELECT count(*) FROM dream_candidates WHERE status = 'staged'").fetchone()[0]
+    staged = staged_count(store)
     memory = ctx.workspace.memory_file
     text = memory.read_text("utf-8", errors="replace") if memory.exists() else ""
     items = len(existing_keys(text))
@@ -51,7 +39,7 @@ def dreaming_status(ctx: PluginContext) -> StatusReport:
             f"safety: {safety['secrets_redacted']} secret(s) redacted, {safety['refused']} instruction-like "
             f"candidate(s) never promoted, {safety['lines_withheld']} diary/report line(s) withheld"
         )
-    edits = human_edits(text, dict(store.conn.execute("SELECT key, sha FROM dream_items").fetchall()))
+    edits = human_edits(text, written_hashes(store))
     if edits:
         summary.append(
             f"{len(edits)} human edit(s) inside MEMORY.md's managed sections, kept "

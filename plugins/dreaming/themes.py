@@ -22,11 +22,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from lifelong.facts import MONTH_WORDS, WEEKDAYS, relate
+from lifelong.facts import MONTH_WORDS, MONTHS, WEEKDAYS, relate
 
 from .snippets import STOPWORDS, content_tokens, stem, words
 
-MONTHS = MONTH_WORDS  # the twelve names first, then the abbreviations
 _NOT_NAMES = frozenset(
     {
         "i",
@@ -53,14 +52,14 @@ _HASHTAG = re.compile(r"(?<!\w)#([\w-]{2,})")
 _ORDINAL = r"(?:st|nd|rd|th)?"
 _MONTH_DATE = re.compile(
     r"\b(?P<m1>"
-    + "|".join(MONTHS)
+    + "|".join(MONTH_WORDS)
     + rf")\.?\s+(?P<d1>\d{{1,2}}){_ORDINAL}(?:\s*[-–]\s*(?P<e1>\d{{1,2}}){_ORDINAL})?\b"
     + rf"|\b(?P<d2>\d{{1,2}}){_ORDINAL}(?:\s*[-–]\s*(?P<e2>\d{{1,2}}){_ORDINAL})?\.?\s+(?:of\s+)?(?P<m2>"
-    + "|".join(MONTHS)
+    + "|".join(MONTH_WORDS)
     + r")\b",
     re.I,
 )
-_FULL_MONTH = {m[:3]: m for m in MONTHS[:12]}
+_FULL_MONTH = {m[:3]: m for m in MONTHS}
 
 
 def month_date(m: re.Match[str]) -> str:
@@ -113,9 +112,9 @@ def concept_tags(text: str) -> frozenset[str]:
         if sentence_start:
             parts = parts[1:]  # the first word of a sentence is capitalised anyway
         parts = [p for p in parts if p.lower() not in _NOT_NAMES and p not in _CURRENCIES]
-        while parts and (parts[0].lower() in STOPWORDS or parts[0].lower() in MONTHS):
+        while parts and (parts[0].lower() in STOPWORDS or parts[0].lower() in MONTH_WORDS):
             parts = parts[1:]
-        while parts and (parts[-1].lower() in STOPWORDS or parts[-1].lower() in MONTHS):
+        while parts and (parts[-1].lower() in STOPWORDS or parts[-1].lower() in MONTH_WORDS):
             parts = parts[:-1]
         if parts:
             tags.add(re.sub(r"['’]s$", "", " ".join(parts).lower()))

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lifelong.facts import MONTH_NUMBERS, WEEKDAY_SHORT_FORMS, WEEKDAYS
+from lifelong.facts import MONTH_NUMBERS, WEEKDAY_WORDS
 from lifelong.text import HASHTAG_RE, content_tokens, fold, is_stopword
 
 from .vault import slug
@@ -30,10 +30,7 @@ _BESIDE_A_NUMBER = re.compile(r"^\s*\d|\d\s*$")
 _NOT_NAMES = frozenset(
     [
         *(m for m in MONTH_NUMBERS if m not in _NAME_OR_MONTH),
-        *WEEKDAYS,
-        *(d + "s" for d in WEEKDAYS),
-        *WEEKDAY_SHORT_FORMS,
-        "weds",
+        *WEEKDAY_WORDS,
         *"today tomorrow yesterday tonight i".split(),
     ]
 )

@@ -103,7 +103,7 @@ def test_a_weak_first_hit_of_a_deliberate_search_is_credited_and_not_the_lines_b
 
 
 def test_the_kind_of_answer_a_question_asks_for_is_no_shared_word() -> None:
-    from lifelong_plugins.dreaming.candidates import asked_tokens
+    from lifelong_plugins.dreaming.attribution import asked_tokens
 
     assert asked_tokens("which day is our turn in the basement") == {"basement", "turn"}
     assert asked_tokens("what evening is running club practice") == {"club", "practic", "run"}

@@ -5,7 +5,7 @@ never deleted; a rollback restores the exact bytes."""
 
 from __future__ import annotations
 
-from lifelong_plugins.dreaming.run import rollback_run
+from lifelong_plugins.dreaming.rollback import rollback_run
 
 from .conftest import at, dream, record_event
 

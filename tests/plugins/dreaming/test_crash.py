@@ -152,7 +152,8 @@ def test_a_crash_between_the_journal_entry_and_the_write_is_resolved(
     with pytest.raises(SystemExit):
         dream(host, at("2026-03-10"))
     monkeypatch.setattr(journal_module, "atomic_write", real_write)
-    from lifelong_plugins.dreaming.run import history, rollback_run
+    from lifelong_plugins.dreaming.rollback import rollback_run
+    from lifelong_plugins.dreaming.state import history
 
     (killed,) = history(host.store)
     assert (

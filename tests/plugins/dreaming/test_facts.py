@@ -10,6 +10,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from lifelong_plugins.dreaming.explain import explain
 from lifelong_plugins.dreaming.facts import (
     FactView,
     GroupingConfig,
@@ -23,7 +24,7 @@ from lifelong_plugins.dreaming.facts import (
     values_of,
 )
 from lifelong_plugins.dreaming.memory_file import TOPICS, Item, add_items, compact, existing_keys, topic_of
-from lifelong_plugins.dreaming.run import explain, rollback_run
+from lifelong_plugins.dreaming.rollback import rollback_run
 from lifelong_plugins.dreaming.snippets import parse_snippets
 
 from lifelong.cli import cli

@@ -14,7 +14,8 @@ from lifelong_plugins.dreaming.memory_file import (
     region_name,
     render_region_body,
 )
-from lifelong_plugins.dreaming.run import history, rollback_run
+from lifelong_plugins.dreaming.rollback import rollback_run
+from lifelong_plugins.dreaming.state import history
 from lifelong_plugins.dreaming.status import dreaming_status
 
 from lifelong.workspace import read_region

@@ -5,12 +5,14 @@ from __future__ import annotations
 from lifelong_plugins.dreaming.memory_file import (
     COMPACTED,
     Item,
+    add_items,
     add_run_region,
     compact,
     existing_keys,
     memory_lines,
     region_name,
     render_region_body,
+    strike_items,
 )
 
 from lifelong.journal import unapply
@@ -139,3 +141,26 @@ def test_a_compaction_is_undone_line_by_line_keeping_a_later_edit() -> None:
     assert read_region(restored, region_name("20260301-030000-aaaa")) == read_region(
         before, region_name("20260301-030000-aaaa")
     )
+
+
+def test_items_struck_in_several_sections_leave_every_fence_in_place() -> None:
+    # striking an item lengthens its section; the sections after it are read where they are now
+    # (read at their old offsets, the second strike cut across a fence: "managed region end for
+    # 'topic-people' without a matching start", the year benchmark's next night)
+    text = add_items(
+        HUMAN,
+        [
+            Item("aaaa000001", "Rent is 1,250 EUR a month", "memory/2026-03-01.md#L2-L2", topic="home"),
+            Item("bbbb000002", "Landlord is Pieter Brandt", "memory/2026-03-01.md#L3-L3", topic="people"),
+            Item("cccc000003", "Dentist is Dr. Novak", "memory/2026-03-02.md#L2-L2", topic="health"),
+        ],
+    )[0]
+    struck, touched = strike_items(
+        text, {"aaaa000001": "Rent is 1,300 EUR", "cccc000003": "Dentist is Dr. Keller"}, {}
+    )
+    assert sorted(touched) == sorted(r.name for r in find_regions(text) if r.name != "topic-people")
+    assert [r.name for r in find_regions(struck)] == [r.name for r in find_regions(text)]  # all balanced
+    assert "- ~~Rent is 1,250 EUR a month~~ (superseded by Rent is 1,300 EUR)" in struck
+    assert "- ~~Dentist is Dr. Novak~~ (superseded by Dentist is Dr. Keller)" in struck
+    assert "- Landlord is Pieter Brandt <!-- key:bbbb000002" in struck
+    assert outside(struck) == outside(text)

@@ -5,7 +5,8 @@ run's items and diary entry, keeps the later runs' output, needs no --force, and
 from __future__ import annotations
 
 import pytest
-from lifelong_plugins.dreaming.run import history, rollback_run
+from lifelong_plugins.dreaming.rollback import rollback_run
+from lifelong_plugins.dreaming.state import history
 
 from lifelong.journal import RollbackConflict
 

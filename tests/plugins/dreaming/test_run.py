@@ -10,7 +10,9 @@ import threading
 import types
 
 import pytest
-from lifelong_plugins.dreaming.run import explain, history, rollback_run
+from lifelong_plugins.dreaming.explain import explain
+from lifelong_plugins.dreaming.rollback import rollback_run
+from lifelong_plugins.dreaming.state import history
 
 from lifelong.contracts import RelatedFact, WriteCandidate
 from lifelong.errors import LockedError

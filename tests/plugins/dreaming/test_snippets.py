@@ -5,15 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from lifelong_plugins.dreaming.candidates import (
+from lifelong_plugins.dreaming.attribution import (
     Credit,
-    NearDuplicateIndex,
-    RecallEvent,
     Vocabulary,
     attribute,
     attribution_tokens,
     credit_search,
 )
+from lifelong_plugins.dreaming.candidates import NearDuplicateIndex
 from lifelong_plugins.dreaming.snippets import (
     Snippet,
     carries_marker,
@@ -24,6 +23,7 @@ from lifelong_plugins.dreaming.snippets import (
     text_key,
 )
 
+from lifelong.contracts import RecallEvent
 from lifelong.text import stem
 
 DAILY = """---
