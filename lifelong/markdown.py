@@ -16,13 +16,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from functools import cache
+from typing import TYPE_CHECKING
 
 from .facts import MONTH_PATTERN, WEEKDAY_SHORT_FORMS, WEEKDAYS
 
-_md = MarkdownIt("commonmark").enable("table")
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+
+@cache
+def _parser() -> MarkdownIt:
+    """markdown-it-py's CommonMark parser with tables, made on first use: a search over an index
+    that is already up to date parses no markdown and need not import it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
@@ -180,7 +192,7 @@ def parse_blocks(text: str, first_line: int = 1, *, nested_items: bool = False) 
     is ``first_line`` (used when frontmatter precedes the body)."""
     body = normalise_newlines(text)
     lines = body.split("\n")
-    tokens = _md.parse(body)
+    tokens = _parser().parse(body)
     blocks: list[Block] = []
     headings: list[tuple[int, str]] = []
     offset = first_line - 1
