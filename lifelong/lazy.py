@@ -9,6 +9,7 @@ nothing. ``tests/core/test_cold_start.py`` checks what a search imports."""
 from __future__ import annotations
 
 import importlib
+import re
 from types import ModuleType
 from typing import Any
 
@@ -39,3 +40,18 @@ class LazyModule:
 
 
 numpy: Any = LazyModule("numpy")
+
+
+class LazyPattern:
+    """``re.compile(pattern, flags)`` on first use, for a module's large patterns that a call
+    may not need (compiling one long alternation costs milliseconds of every process that
+    imports the module). Use its methods (``match``, ``search``, ``sub``...), not ``re``'s
+    functions, on it."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.__dict__["_args"] = (pattern, flags)
+
+    def __getattr__(self, attr: str) -> Any:
+        value = getattr(re.compile(*self.__dict__["_args"]), attr)
+        self.__dict__[attr] = value
+        return value

@@ -8,7 +8,6 @@ from typing import Any
 from lifelong import clock
 from lifelong.errors import InputError, LifelongError
 from lifelong.privacy import is_private_text
-from lifelong.safety import neutralise_json
 
 from .index import RecallIndex, is_generated_path
 from .search import Searcher, SearchOutcome, SearchRequest, result_json
@@ -147,6 +146,8 @@ def memory_search(ctx: Any, **args: Any) -> dict[str, Any]:
     tz = ctx.workspace.timezone
     results = [result_json(c, cfg["snippet_chars"], tz=tz, query=req.query) for c in outcome.results]
     if cfg["redact_tool_results"]:  # what a tool returns goes to a model (and its provider)
+        from lifelong.safety import neutralise_json  # not imported by a CLI search: it prints exact
+
         for r in results:
             for field in ("snippet", "heading", "extra"):
                 if field in r:
@@ -163,6 +164,8 @@ def memory_get(ctx: Any, **args: Any) -> dict[str, Any]:
     except LifelongError as exc:
         return {"error": str(exc)}
     if ctx.config(PLUGIN)["redact_tool_results"]:  # `lifelong get` (read_lines) stays exact
+        from lifelong.safety import neutralise_json
+
         got["text"] = neutralise_json(got["text"])
     return got
 

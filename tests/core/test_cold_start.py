@@ -55,7 +55,8 @@ NOT_FOR_A_SEARCH = (
 # not need either: numpy (MMR compares Python sets up to 256 candidates), sqlite-utils (which
 # imports numpy; migrations are not imported when the index is marked up to date), the markdown
 # parser (nothing to re-chunk), babel (the currency lexicon is cached per user), the spelled
-# numbers reader, the lock library of migrations
+# numbers reader, the lock library of migrations, the secret and instruction screening (what a
+# tool returns to a model is screened; the CLI prints the user's own notes as they are), the journal
 NOT_FOR_AN_UP_TO_DATE_SEARCH = (
     *NOT_FOR_A_SEARCH,
     "numpy",
@@ -64,6 +65,8 @@ NOT_FOR_AN_UP_TO_DATE_SEARCH = (
     "babel",
     "text_to_num",
     "filelock",
+    "lifelong.safety",
+    "lifelong.journal",
     "lifelong_plugins.recall.tables",
     "lifelong_plugins.supersede.tables",
 )
