@@ -211,7 +211,7 @@ def run_suite(suite: Suite, opts: RunOptions) -> dict[str, Any]:
             outcome["plots"] = module.plots(results, opts.out_dir)
         except Exception as exc:  # a plot failing must not lose the figures: the suite is degraded
             outcome["plots"] = []
-            hint = " (pip install -e '.[eval]' installs matplotlib)" if isinstance(exc, ImportError) else ""
+            hint = " (pip install -e ./evals installs matplotlib)" if isinstance(exc, ImportError) else ""
             outcome.update(
                 status="degraded",
                 reason=f"figures measured, plots not drawn: {type(exc).__name__}: {exc}{hint}",

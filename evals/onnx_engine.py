@@ -32,7 +32,7 @@ the machine's drifting load (turns are not per passage: a pool's threads keep sp
 after a call, which would slow the other engine's next call); the load average at start and end
 is printed. Run it on a quiet machine.
 
-onnx and onnxruntime come from the ``eval`` extra (``pip install -e '.[eval]'``); the product does
+onnx and onnxruntime are dependencies of the harness (``pip install -e ./evals``); the product does
 not use them.
 """
 
@@ -405,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         import onnxruntime  # noqa: F401
     except ImportError as exc:
         raise SystemExit(
-            f"onnx/onnxruntime are not installed ({exc}): pip install -e '.[eval]'; nothing measured"
+            f"onnx/onnxruntime are not installed ({exc}): pip install -e ./evals; nothing measured"
         ) from None
     results = run(args.locomo, args.texts, args.reps)
     print_results(results)

@@ -121,7 +121,7 @@ def session_recall(
 
 def measure(conv: Conversation, embedder: Any, engine: Any, limit: int) -> list[dict[str, Any]]:
     """Per question: its category and each signal's (any@5, all@5)."""
-    from lifelong_plugins.recall.search import pronoun_query
+    from lifelong_plugins.recall.speakers import pronoun_query
 
     from lifelong.text import fold
 

@@ -33,7 +33,7 @@ read from its plugin.yaml.
 Printed per size: the time to fill each backend's store (for the recall leg: computing the codes
 and the matrix, which the plugin does once per process from ``chunk_codes``), ms p50 / p95 per
 query (after a few warm-up queries, not counted), and recall@10 against exact brute force; then a
-verdict line. sqlite-vec comes from the ``eval`` extra (``pip install -e '.[eval]'``).
+verdict line. sqlite-vec is a dependency of the harness (``pip install -e ./evals``).
 """
 
 from __future__ import annotations
@@ -323,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         import sqlite_vec  # noqa: F401
     except ImportError:
-        raise SystemExit("sqlite-vec is not installed: pip install -e '.[eval]'") from None
+        raise SystemExit("sqlite-vec is not installed: pip install -e ./evals") from None
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
     distributions = [d for d in args.distributions.split(",") if d]
     unknown = sorted(set(distributions) - set(DISTRIBUTIONS))

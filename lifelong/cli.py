@@ -181,7 +181,7 @@ def status_data(host: Host) -> dict[str, Any]:
 
     ws = host.workspace
     assert ws is not None
-    emb = ws.config.get("embedding", {})
+    emb = host.embedding_config  # the section with its provider plugin's defaults
     host.tools  # noqa: B018 - registered now (they register on first use), so a plugin failing to shows as a fault
     reports = [r for r in host.call("status_report", ctx=host.ctx) if isinstance(r, StatusReport)]
     faults_by_plugin: dict[str, int] = {}
@@ -364,6 +364,26 @@ def _register_extra_commands(group: click.Group) -> None:
             continue
         if isinstance(command, click.Command):
             group.add_command(command, ep.name)
+    if "eval" not in group.commands:
+        group.add_command(eval_not_installed, "eval")
+
+
+EVAL_MISSING = (
+    "the eval harness is not installed (it is not part of the product wheel); from a clone of the "
+    "repository: pip install -e ./evals"
+)
+
+
+@click.command(
+    "eval",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.pass_context
+def eval_not_installed(ctx: click.Context) -> None:
+    """The eval harness (not installed here: `pip install -e ./evals` from a clone of the repository)."""
+    click.echo(f"error: {EVAL_MISSING}", err=True)
+    ctx.exit(1)
 
 
 def main() -> None:

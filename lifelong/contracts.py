@@ -4,8 +4,9 @@ A plugin imports only ``lifelong`` (never another plugin), so every value that c
 defined here: the search request and its candidates (``retrieval_pre``, ``retrieval_post``,
 ``corpus_supplement``), the files a sync changed (``on_files_changed``), a durable write and the
 decision on it (``before_message_write``), a chat session and its messages (``before_prompt_build``,
-``before_compaction``, ``after_compaction``), the gate's and the flush's results, and a
-consolidation run (``dreaming_phase``, ``after_consolidation``).
+``before_compaction``, ``after_compaction``), the gate's and the flush's results, a
+consolidation run (``dreaming_phase``, ``after_consolidation``), and recall's index as other
+plugins read and write it (:class:`RecallStore`, hook ``provide_recall_store``).
 
 Frozen dataclasses where a value is handed over and not changed; :class:`Candidate` is mutable on
 purpose (each ranking step fills in its own scores). JSON-shaped data (tool results, reports) is
@@ -15,9 +16,9 @@ typed :data:`JSON`.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, TypedDict
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, TypedDict
 
 from .errors import InputError, LifelongError
 
@@ -347,6 +348,149 @@ class StatusReport:
     data: JSONObject = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     next_steps: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Recall's index, for other plugins
+
+# recall's own SQLite tables are its private business: another plugin reads and writes the index
+# only through the :class:`RecallStore` that ``ctx.recall`` returns (hook ``provide_recall_store``)
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """One chunk of recall's index: lines ``start_line``..``end_line`` of ``path`` (1-based,
+    inclusive). ``hash`` is the sha256 of ``text``; ``source_date`` the epoch seconds of its day
+    (daily notes) or of its file's mtime; ``validity_start``/``validity_end`` its validity
+    interval (None: open), ``superseded_by`` what closed it."""
+
+    id: int
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    heading: str = ""
+    corpus: str = "memory"
+    hash: str = ""
+    source_date: float | None = None
+    evergreen: bool = False
+    generated: bool = False
+    validity_start: float | None = None
+    validity_end: float | None = None
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True)
+class UnitRecord:
+    """One retrieval unit of a chunk (a list item, a turn, a paragraph)."""
+
+    chunk_id: int
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+
+
+class RecallEvent(NamedTuple):
+    """One search result recall recorded: the search (``ts``, ``day`` in the workspace time zone,
+    the query and its hash, ``source`` tool | gate | cli | eval) and the lines it returned with
+    their relevance before decay (``score``)."""
+
+    id: int
+    ts: float
+    day: str
+    query_hash: str
+    query: str
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    source: str
+
+
+@dataclass(frozen=True)
+class ChunkFilter:
+    """Which chunks a read returns: those valid at ``at`` (epoch seconds) by ``mode`` (current:
+    not closed by then; valid-at: open at that instant; all: any) in ``corpus`` seen from
+    ``scope`` (see ``lifelong.privacy``; None: every corpus)."""
+
+    mode: ValidityMode = "all"
+    at: float | None = None
+    corpus: Corpus | None = None
+    scope: str = "shared"
+
+    @classmethod
+    def for_request(cls, request: SearchRequest, now: dt.datetime) -> ChunkFilter:
+        """The chunks ``request`` may return at ``now``: valid at its ``as_of`` (mode valid-at)
+        or now, in its corpus and scope."""
+        at = request.as_of if request.mode == "valid-at" and request.as_of is not None else now
+        return cls(request.mode, at.timestamp(), request.corpus, request.scope)
+
+
+class RecallStore(Protocol):
+    """The recall index as other plugins may use it: ``ctx.recall`` (None when no plugin
+    provides one, e.g. recall disabled). Reads see the caller's connection; writes join the
+    caller's transaction (the caller commits, under ``ctx.store.lock``)."""
+
+    def chunk_count(self) -> int:
+        """How many chunks the index holds (every corpus, closed ones included)."""
+        ...
+
+    def chunks(
+        self,
+        *,
+        ids: Sequence[int] | None = None,
+        paths: Sequence[str] | None = None,
+        where: ChunkFilter | None = None,
+        open_only: bool = False,
+        include_generated: bool = True,
+    ) -> list[ChunkRecord]:
+        """The chunks with these ids and/or of these paths (None: no restriction) passing
+        ``where``; ``open_only``: only those whose validity is open; ``include_generated``
+        False leaves out the suite's own managed sections. Ordered by id."""
+        ...
+
+    def chunk_at(self, path: str, start_line: int, end_line: int) -> int | None:
+        """The id of the last-starting chunk of ``path`` that holds lines start..end, or None."""
+        ...
+
+    def units(self, chunk_ids: Sequence[int]) -> dict[int, list[UnitRecord]]:
+        """The retrieval units of these chunks, by chunk id, in line order (a chunk without
+        units is absent)."""
+        ...
+
+    def keyword_ids(self, match: str, limit: int) -> list[int]:
+        """Chunk ids best-first for a full-text query in SQLite FTS5 MATCH syntax (``"word"``,
+        ``"stem"*``, ``OR``), at most ``limit``. A query FTS5 cannot parse raises InputError."""
+        ...
+
+    def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each term of the full-text index (as it tokenises: lower case,
+        diacritics removed); a term in none is absent."""
+        ...
+
+    def close_chunk(self, chunk: ChunkRecord, end: float, superseded_by: str) -> bool:
+        """Close an open chunk's validity at ``end`` (epoch seconds) because of
+        ``superseded_by``, and keep the closing across a re-index of its file. False when it
+        was closed already."""
+        ...
+
+    def events(
+        self,
+        *,
+        ids: Sequence[int] | None = None,
+        after: float | None = None,
+        until: float | None = None,
+        path_prefix: str | None = None,
+    ) -> list[RecallEvent]:
+        """Recorded search results by id, or in the time window ``after`` < ts <= ``until``,
+        of paths starting with ``path_prefix``; ordered by id."""
+        ...
+
+    def decay(self, age_days: float | None) -> float:
+        """Recall's temporal decay for content ``age_days`` old (its configured half-life and
+        floor); 1.0 for None (evergreen)."""
+        ...
 
 
 # ---------------------------------------------------------------------------------------------

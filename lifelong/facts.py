@@ -198,6 +198,9 @@ _MONTH_RE = "|".join(sorted(_MONTH_FORMS, key=len, reverse=True))
 # for other readers of dates (recall's query periods): month name or abbreviation -> number, and
 # the same names as a regex alternation (longest first)
 MONTH_NUMBERS: dict[str, int] = dict(_MONTH_FORMS)
+# every month word, the twelve names first, then the abbreviations ("jan" … "dec", "sept"): the one
+# list the suite's readers of dates share
+MONTH_WORDS: tuple[str, ...] = (*MONTHS, *(k for k in _MONTH_FORMS if k not in MONTHS))
 MONTH_PATTERN = _MONTH_RE
 
 # status label → patterns (on folded text). Order matters only for overlapping words.

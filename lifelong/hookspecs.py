@@ -6,7 +6,7 @@ each implementation itself inside try/except (fault isolation): one that raises 
 ``.lifelong/logs/<plugin>.log`` and the call goes on as if it were not registered.
 
 ``ctx`` is the :class:`lifelong.host.Context` of the call: the workspace, config, the store, the
-embedder, the tool registry and the clock.
+embedder, the recall index (``ctx.recall``), the tool registry and the clock.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .contracts import (
     GateResult,
     JSONObject,
     Message,
+    RecallStore,
     RelatedFact,
     SearchRequest,
     Session,
@@ -76,6 +77,13 @@ def provide_embedder(ctx: Context, config: JSONObject) -> Embedder | None:
     """Return the :class:`~lifelong.contracts.Embedder` for the workspace's ``embedding``
     config section, or None when this plugin does not serve that provider. First non-None wins;
     with provider ``none`` nobody answers and search is FTS-only."""
+
+
+@hookspec(firstresult=True)
+def provide_recall_store(ctx: Context) -> RecallStore | None:
+    """Return the :class:`~lifelong.contracts.RecallStore` through which other plugins read and
+    write the recall index (``ctx.recall``); a plugin never names another's tables. First
+    non-None wins; None from everyone (recall disabled) makes ``ctx.recall`` None."""
 
 
 @hookspec

@@ -5,7 +5,10 @@ Every plugin, built-in or not, is an entry point of group ``lifelong`` (the buil
 declared in this distribution's pyproject.toml), so the core names no plugin. Each plugin has a
 ``plugin.yaml`` beside its module (or a ``PLUGIN_MANIFEST`` dict attribute) with ``id``,
 ``description``, ``hooks``, an optional ``order`` (default 100) and a JSON-Schema
-``config_schema`` whose properties carry defaults.
+``config_schema`` whose properties carry defaults. Each plugin validates its own config: its
+``plugins.<id>`` section against ``config_schema``, and a plugin serving embedding providers
+declares them with the schema of the top-level ``embedding`` section for them (manifest key
+``embedding: {providers: [...], config_schema: {...}}``), so the core names no provider.
 
 The host never lets pluggy run a hook chain itself: it calls the implementations in ascending
 plugin ``order`` (ties by id), each inside try/except, logging failures to
@@ -41,6 +44,7 @@ from .contracts import (
     GateResult,
     JSONObject,
     Message,
+    RecallStore,
     RelatedFact,
     Session,
     ToolHandler,
@@ -104,6 +108,9 @@ class PluginRecord:
     schema: dict[str, Any] = field(default_factory=dict)
     module: ModuleType | None = None
     note: str = ""
+    # the embedding providers this plugin serves and the schema of the `embedding` section for them
+    embedding_providers: tuple[str, ...] = ()
+    embedding_schema: dict[str, Any] = field(default_factory=dict)
 
     def as_json(self) -> JSONObject:
         return {
@@ -212,6 +219,7 @@ def _check_manifest(
     for key, prop in schema.get("properties", {}).items():
         if isinstance(prop, dict) and "default" not in prop and key != "enabled":
             raise PluginError(f"plugin {pid!r}: config_schema property {key!r} has no default")
+    _check_embedding(manifest.get("embedding"), pid, check_schema=check_schema)
     hooks = manifest.get("hooks") or []
     unknown = [h for h in hooks if h not in HOOK_NAMES]
     if unknown:
@@ -220,6 +228,34 @@ def _check_manifest(
     if not isinstance(order, int) or isinstance(order, bool):
         raise PluginError(f"plugin {pid!r}: order must be an integer, got {order!r}")
     return manifest
+
+
+def _check_embedding(section: Any, pid: str, *, check_schema: bool) -> None:
+    """A manifest's optional ``embedding`` key: the providers it serves and the JSON Schema of
+    the ``embedding`` config section for them."""
+    if section is None:
+        return
+    providers = section.get("providers") if isinstance(section, dict) else None
+    schema = section.get("config_schema") if isinstance(section, dict) else None
+    if (
+        not isinstance(providers, list)
+        or not providers
+        or not all(isinstance(p, str) and p and p != "none" for p in providers)
+    ):
+        raise PluginError(
+            f"plugin {pid!r}: embedding.providers must be a list of provider names (not 'none')"
+        )
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise PluginError(f"plugin {pid!r}: embedding.config_schema must be a JSON Schema of type object")
+    if check_schema:
+        try:
+            import jsonschema
+
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except Exception as exc:
+            raise PluginError(
+                f"plugin {pid!r}: embedding.config_schema is not a valid JSON Schema ({str(exc).splitlines()[0]})"
+            ) from exc
 
 
 def _with_enabled(schema: dict[str, Any]) -> dict[str, Any]:
@@ -238,7 +274,8 @@ def implemented_hooks(module: ModuleType) -> list[str]:
 
 
 class Context:
-    """What every hook gets as ``ctx``: workspace, config, store, embedder, tools, clock."""
+    """What every hook gets as ``ctx``: workspace, config, store, embedder, recall index, tools,
+    clock."""
 
     def __init__(self, host: Host):
         self.host = host
@@ -263,6 +300,12 @@ class Context:
     @property
     def embedder(self) -> Embedder | None:
         return self.host.embedder
+
+    @property
+    def recall(self) -> RecallStore | None:
+        """The recall index as other plugins read and write it (hook ``provide_recall_store``),
+        or None when no loaded plugin provides one."""
+        return self.host.recall_store
 
     def call_tool(self, name: str, **arguments: Any) -> JSONObject:
         return self.host.call_tool(name, arguments)
@@ -302,6 +345,8 @@ class Host:
         self._store: Store | None = None
         self._embedder: Embedder | None = None
         self._embedder_made = False
+        self._recall_store: RecallStore | None = None
+        self._recall_store_made = False
         self._lock = threading.RLock()
         self.ctx = Context(self)
         wanted = None if builtins is None else set(builtins)
@@ -328,8 +373,12 @@ class Host:
         except pluggy.PluginValidationError as exc:
             name = self.pm.get_name(exc.plugin) if getattr(exc, "plugin", None) is not None else "?"
             raise PluginError(f"plugin {name!r}: {exc}") from exc
-        if builtins is None and entry_points:
+        everything = builtins is None and entry_points
+        if everything:
             self.check_config()  # every installed plugin is loaded: a plugins: key naming none is a typo
+        # checked by the plugin serving the provider; an unknown provider is refused at once
+        # when every installed plugin is here to claim it, else when the embedder is made
+        self.embedding_config = self._embedding_section(strict=everything)
         if self.model_configured():
             llm.warm_up()  # litellm's import is paid in the background, not by the first call's deadline
 
@@ -365,12 +414,43 @@ class Host:
             config=config,
             schema=schema,
             module=module,
+            embedding_providers=tuple((manifest.get("embedding") or {}).get("providers") or ()),
+            embedding_schema=dict((manifest.get("embedding") or {}).get("config_schema") or {}),
         )
         self.plugins = dict(
             sorted({**self.plugins, pid: record}.items(), key=lambda kv: (kv[1].order, kv[0]))
         )
         if record.status == "loaded":
             self.pm.register(module, name=pid)
+
+    def embedding_providers(self) -> dict[str, PluginRecord]:
+        """Provider name -> the installed plugin (loaded or disabled) declaring it in its
+        manifest, in plugin order (the first declaring a name owns it)."""
+        out: dict[str, PluginRecord] = {}
+        for record in self.plugins.values():
+            for name in record.embedding_providers:
+                out.setdefault(name, record)
+        return out
+
+    def _embedding_section(self, *, strict: bool) -> dict[str, Any]:
+        """The ``embedding`` config section, validated against the schema of the plugin whose
+        manifest serves its provider and with that schema's defaults filled in. ConfigError (one
+        line naming the key) on a bad value; with ``strict``, also for a provider no installed
+        plugin declares."""
+        section = dict(self.workspace.config.get("embedding") or {}) if self.workspace else {}
+        provider = section.setdefault("provider", "local")
+        if provider == "none":
+            return section
+        owner = self.embedding_providers().get(provider)
+        if owner is None:
+            if strict:
+                allowed = ", ".join(repr(p) for p in [*self.embedding_providers(), "none"])
+                raise ConfigError(
+                    f"embedding.provider: invalid value {provider!r} (allowed: one of {allowed})"
+                )
+            return section
+        validate(section, owner.embedding_schema, where="embedding")
+        return apply_defaults(section, owner.embedding_schema)
 
     def check_config(self) -> None:
         """Refuse a ``plugins:`` section naming a plugin that is not installed (a typo would
@@ -581,7 +661,7 @@ class Host:
         None for provider ``none``. ConfigError when no loaded plugin serves the provider."""
         with self._lock:
             if not self._embedder_made:
-                config = dict(self.workspace.config.get("embedding") or {}) if self.workspace else {}
+                config = dict(self.embedding_config)
                 provider = config.get("provider", "local")
                 embedder = None
                 if provider != "none":
@@ -591,14 +671,29 @@ class Host:
                         why = next((f["error"] for f in self.faults[faults:]), None)
                         if why:
                             raise ConfigError(f"embedding.provider {provider!r}: {why}")
+                        owner = self.embedding_providers().get(provider)
+                        served = ", ".join(
+                            f"{p} ({r.id}{'' if r.status == 'loaded' else ', disabled'})"
+                            for p, r in self.embedding_providers().items()
+                        )
                         raise ConfigError(
                             f"embedding.provider {provider!r}: no loaded plugin provides it "
-                            "(the built-in 'embeddings' plugin serves local, gemini and litellm; "
-                            "use provider none for FTS-only search)"
+                            + (f"(plugin {owner.id!r} is {owner.status}; " if owner else "(")
+                            + f"installed providers: {served or 'none'}; use provider none for FTS-only search)"
                         )
                 self._embedder = embedder
                 self._embedder_made = True
             return self._embedder
+
+    @property
+    def recall_store(self) -> RecallStore | None:
+        """The :class:`~lifelong.contracts.RecallStore` a plugin provides (``provide_recall_store``,
+        asked once), or None."""
+        with self._lock:
+            if not self._recall_store_made:
+                self._recall_store = self.call_first("provide_recall_store", ctx=self.ctx)
+                self._recall_store_made = True
+            return self._recall_store
 
     def close(self) -> None:
         if self._store is not None:

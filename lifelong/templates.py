@@ -1,6 +1,6 @@
-"""Prompt and text templates (jinja2), rendered with explicit variables only: an undefined
-variable is an error, and no date is ever computed here. Each plugin keeps its templates in its
-own ``prompts/`` folder."""
+"""Text templates of one folder (jinja2), rendered with explicit variables only: an undefined
+variable is an error, and no date is ever computed here. The prompts sent to a model are not
+here: they are the top-level ``prompts/`` folder, read by :mod:`lifelong.prompts`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import jinja2
 
 
 class PromptTemplates:
-    """The templates of one folder, e.g. ``PromptTemplates(Path(__file__).parent / "prompts")``."""
+    """The templates of one folder, e.g. ``PromptTemplates(Path(__file__).parent / "templates")``."""
 
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)

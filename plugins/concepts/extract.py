@@ -31,6 +31,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from lifelong.decay import decay_factor
 from lifelong.text import CHATTER, STOPWORDS, fold, raw_tokens
 
 # The most frequent English words that name nothing in particular (after the stop words): a
@@ -256,14 +257,20 @@ def name_phrases(text: str) -> list[Term]:
     return list(out.values())
 
 
+def normalised_idf(doc_freq: int, total_docs: int) -> float:
+    """ln(N / df) / ln(N), df at least 1: 1 for a term in one document, 0 for one in all of them
+    (``total_docs`` above 1)."""
+    return math.log(total_docs / max(1, doc_freq)) / math.log(total_docs)
+
+
 def importance(
     *, frequency: int, max_frequency: int, days_since_seen: float, doc_freq: int, total_docs: int
 ) -> float:
     """0.3·frequency (log-normalised) + 0.4·recency (half-life 14 days) + 0.3·distinctiveness (IDF)."""
     freq = math.log1p(frequency) / math.log1p(max(max_frequency, 1)) if frequency > 0 else 0.0
-    recency = 2.0 ** (-max(0.0, days_since_seen) / 14.0)
+    recency = decay_factor(days_since_seen, 14.0)
     if total_docs > 1 and doc_freq > 0:
-        distinct = max(0.0, math.log(total_docs / doc_freq) / math.log(total_docs))
+        distinct = max(0.0, normalised_idf(doc_freq, total_docs))
     else:
         distinct = 0.0
     return 0.3 * min(1.0, freq) + 0.4 * recency + 0.3 * min(1.0, distinct)

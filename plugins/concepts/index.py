@@ -1,9 +1,8 @@
 """The concept index: which chunks name which concept, kept beside the recall index in SQLite.
 
-Occurrences (term -> chunk, with the chunk's day) are extracted from recall's ``chunks`` table (read
-only: its public columns id, path, corpus, start_line, end_line, heading, text, source_date,
-evergreen, validity_start, validity_end, superseded_by) — incrementally for the files a sync
-changed, or all at once by :meth:`ConceptIndex.rebuild`. The *vocabulary* is the terms seen on at
+Occurrences (term -> chunk, with the chunk's day) are extracted from recall's chunks, read through
+``ctx.recall`` (:class:`lifelong.contracts.RecallStore`, never recall's tables) — incrementally for
+the files a sync changed, or all at once by :meth:`ConceptIndex.rebuild`. The *vocabulary* is the terms seen on at
 least ``min_days`` distinct days, every heading term, and the names and aliases of wiki pages; each
 concept row keeps its frequency, days, document frequency, last day seen and importance.
 
@@ -20,15 +19,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from lifelong.contracts import Candidate, SearchRequest
+from lifelong.contracts import Candidate, ChunkFilter, SearchRequest
 from lifelong.errors import LifelongError
 from lifelong.host import Context
-from lifelong.privacy import corpus_predicate
 from lifelong.text import content_words, fold, stem
 from lifelong.workspace import split_frontmatter
 
@@ -42,6 +39,7 @@ from .extract import (
     keys_named,
     name_phrases,
     normalise_concept,
+    normalised_idf,
     script_of,
     should_prune,
 )
@@ -146,12 +144,6 @@ def held_share(query: str, lines: list[Candidate]) -> float:
     return sum(1 for w, s in wanted if w in text or s in text) / len(wanted)
 
 
-def decay(age_days: float | None, half_life: float, floor: float) -> float:
-    if age_days is None or half_life <= 0:
-        return 1.0
-    return floor + (1.0 - floor) * 2.0 ** (-max(0.0, age_days) / half_life)
-
-
 @dataclass
 class Lookup:
     """What a lookup found: the recognised concepts, the confidence, and (when answered) the
@@ -168,19 +160,6 @@ class Lookup:
         return bool(self.candidates)
 
 
-def validity_predicate(request: SearchRequest, now: dt.datetime) -> tuple[str, list[object]]:
-    at = (request.as_of or now).timestamp() if request.mode == "valid-at" else now.timestamp()
-    if request.mode == "current":
-        where, params = "(c.validity_end IS NULL OR c.validity_end > ?)", [at]
-    elif request.mode == "valid-at":
-        where = "(c.validity_start IS NULL OR c.validity_start <= ?) AND (c.validity_end IS NULL OR c.validity_end > ?)"
-        params = [at, at]
-    else:
-        where, params = "1", []
-    cwhere, cparams = corpus_predicate(request.corpus, request.scope)  # private notes: scope private only
-    return f"{where} AND {cwhere}", [*params, *cparams]
-
-
 class ConceptIndex:
     def __init__(self, ctx: Context, config: dict[str, object]):
         self.ctx = ctx
@@ -191,13 +170,14 @@ class ConceptIndex:
     def _chunks(self, paths: list[str] | None) -> list[tuple[int, str, str, str, float | None]]:
         """Chunks to extract from (the suite's own generated sections are left out: their
         headings are the suite's, not the user's concepts; :func:`users_part` does the same for
-        the part of a chunk inside one)."""
-        sql = "SELECT id, path, heading, text, source_date FROM chunks WHERE generated = 0"
-        if paths is None:
-            return self.conn.execute(sql).fetchall()
-        return self.conn.execute(
-            sql + " AND path IN (SELECT value FROM json_each(?))", [json.dumps(paths)]
-        ).fetchall()
+        the part of a chunk inside one). None without a recall index."""
+        recall = self.ctx.recall
+        if recall is None:
+            return []
+        return [
+            (c.id, c.path, c.heading, c.text, c.source_date)
+            for c in recall.chunks(paths=paths, include_generated=False)
+        ]
 
     def _day(self, source_date: float | None) -> int:
         tz = self.ctx.workspace.timezone
@@ -270,14 +250,14 @@ class ConceptIndex:
 
     def _count_chunks(self) -> int:
         """Keep the corpus size the IDF needs in concept_meta (a lookup never counts 1M rows)."""
-        total = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        total = self.ctx.recall.chunk_count() if self.ctx.recall is not None else 0
         self.conn.execute(
-            "INSERT OR REPLACE INTO concept_meta(name, value) VALUES ('chunks', ?)", [str(total)]
+            "INSERT OR REPLACE INTO concept_meta(name, value) VALUES ('chunk_count', ?)", [str(total)]
         )
         return total
 
     def _total_chunks(self) -> int:
-        row = self.conn.execute("SELECT value FROM concept_meta WHERE name = 'chunks'").fetchone()
+        row = self.conn.execute("SELECT value FROM concept_meta WHERE name = 'chunk_count'").fetchone()
         return int(row[0]) if row else self._count_chunks()
 
     def _wiki_names(self) -> dict[str, tuple[str, list[str]]]:
@@ -459,7 +439,7 @@ class ConceptIndex:
         content = {normalise_concept(w) for w in content_words(request.query)}
         total = max(2, self._total_chunks())
         concepts = {row[0]: row for row in found.values()}
-        idf = {key: math.log(total / max(1, row[2])) / math.log(total) for key, row in concepts.items()}
+        idf = {key: normalised_idf(row[2], total) for key, row in concepts.items()}
         min_idf = float(self.config["min_idf"])
         # a concept naming a large share of the corpus (the user's own name, a partner in every
         # conversation) is background: it covers no word of the query and lends no specificity
@@ -528,7 +508,7 @@ class ConceptIndex:
         if not rows or max(r[2] for r in rows) > int(self.config["max_doc_freq"]):
             return None
         total = max(2, self._total_chunks())
-        idf = {key: math.log(total / max(1, df)) / math.log(total) for key, _, df, _, _ in rows}
+        idf = {key: normalised_idf(df, total) for key, _, df, _, _ in rows}
         names = sorted(r[1] for r in rows)
         detail: dict[str, object] = {
             "exact": ", ".join(r[1] for r in rows),
@@ -549,8 +529,10 @@ class ConceptIndex:
         that name a concept are the answer, each scored by the IDF share of the query's concepts it
         names times its chunk's decay, so the caller gets the matching lines, and the newest of two
         equal statements first. A chunk without units answers whole."""
+        recall = self.ctx.recall
+        if recall is None:
+            return []
         now = self.ctx.now()
-        where, params = validity_predicate(request, now)
         weights = {k: max(v, 0.01) for k, v in idf.items()}
         # the pool comes from the occurrences alone (the day of each is stored there): no chunk row
         # is read until the shortlist is known, which at 1M chunks is most of a lookup's cost
@@ -563,70 +545,63 @@ class ConceptIndex:
         ).fetchall()
         if not pool:
             return []
-        recall = self.ctx.config("recall") if self.ctx.host.enabled("recall") else {}
-        half_life = float(recall.get("half_life_days", 30))
-        floor = float(recall.get("decay_floor", 0.5))
         today = self._day(None)
         top = max(weight * named for _, weight, named, _ in pool)
         strength = {chunk_id: weight * named / top for chunk_id, weight, named, _ in pool}
-        by_age = {day: decay(today - day, half_life, floor) for day in {r[3] for r in pool}}
+        by_age = {day: recall.decay(today - day) for day in {r[3] for r in pool}}
         by_day = sorted(pool, key=lambda r: -strength[r[0]] * by_age[r[3]])
         keep = max(2 * request.max_results, 12)
-        shortlist = json.dumps([r[0] for r in by_day[: 2 * keep]])  # room for the validity filter
+        shortlist = [r[0] for r in by_day[: 2 * keep]]  # room for the validity filter
         stamp = now.timestamp()
         rows = {}
         scored = []
-        for row in self.conn.execute(
-            "SELECT c.id, c.path, c.corpus, c.start_line, c.end_line, c.heading, c.text, c.source_date,"
-            " c.evergreen, c.generated, c.validity_end, c.superseded_by FROM chunks c"
-            f" WHERE c.id IN (SELECT value FROM json_each(?)) AND {where}",
-            [shortlist, *params],
-        ):
-            chunk_id, path, start, source_date, evergreen = row[0], row[1], row[3], row[7], row[8]
-            age = None if evergreen or source_date is None else (stamp - source_date) / 86400.0
-            factor = decay(age, half_life, floor)
-            rows[chunk_id] = row
-            scored.append((-(strength[chunk_id] * factor), path, start, chunk_id, strength[chunk_id], factor))
+        for chunk in recall.chunks(ids=shortlist, where=ChunkFilter.for_request(request, now)):
+            source_date = chunk.source_date
+            age = None if chunk.evergreen or source_date is None else (stamp - source_date) / 86400.0
+            factor = recall.decay(age)
+            rows[chunk.id] = chunk
+            scored.append(
+                (
+                    -(strength[chunk.id] * factor),
+                    chunk.path,
+                    chunk.start_line,
+                    chunk.id,
+                    strength[chunk.id],
+                    factor,
+                )
+            )
         scored.sort()
         best = scored[:keep]
-        ids = json.dumps([b[3] for b in best])
-        units: dict[int, list[tuple[int, int, str, str]]] = {}
-        if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'units'").fetchone():
-            for chunk_id, start, end, heading, text in self.conn.execute(
-                "SELECT chunk_id, start_line, end_line, heading, text FROM units"
-                " WHERE chunk_id IN (SELECT value FROM json_each(?)) ORDER BY chunk_id, start_line",
-                [ids],
-            ):
-                units.setdefault(chunk_id, []).append((start, end, heading, text))
+        units = recall.units([b[3] for b in best])
         total = sum(weights.values())
         out = []
         for _, _, _, chunk_id, relevance, factor in best:
-            (_, path, corpus, start, end, heading, text, source_date, evergreen, generated, v_end, sup) = (
-                rows[chunk_id]
-            )
-            parts = [(start, end, heading, text, relevance)]
+            chunk = rows[chunk_id]
+            parts = [(chunk.start_line, chunk.end_line, chunk.heading, chunk.text, relevance)]
             if units.get(chunk_id):
                 parts = []
-                for u_start, u_end, u_heading, u_text in units[chunk_id]:
-                    named = keys_named(u_text, weights)
+                for unit in units[chunk_id]:
+                    named = keys_named(unit.text, weights)
                     if named:
                         share = sum(weights[k] for k in named) / total
-                        parts.append((u_start, u_end, u_heading or heading, u_text, share))
+                        parts.append(
+                            (unit.start_line, unit.end_line, unit.heading or chunk.heading, unit.text, share)
+                        )
             for p_start, p_end, p_heading, p_text, p_relevance in parts:
                 out.append(
                     Candidate(
                         chunk_id=chunk_id,
-                        path=path,
-                        corpus=corpus,
+                        path=chunk.path,
+                        corpus=chunk.corpus,
                         start_line=p_start,
                         end_line=p_end,
                         heading=p_heading,
                         text=p_text,
-                        source_date=source_date,
-                        evergreen=bool(evergreen),
-                        generated=bool(generated),
-                        validity_end=v_end,
-                        superseded_by=sup,
+                        source_date=chunk.source_date,
+                        evergreen=chunk.evergreen,
+                        generated=chunk.generated,
+                        validity_end=chunk.validity_end,
+                        superseded_by=chunk.superseded_by,
                         hybrid=p_relevance,
                         decay=factor,
                         score=p_relevance * factor,

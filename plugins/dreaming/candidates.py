@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from lifelong.contracts import RecallEvent, RecallStore
 from lifelong.errors import LifelongError
 from lifelong.privacy import is_private, is_private_text
 from lifelong.workspace import daily_date
@@ -91,21 +92,6 @@ class Occurrence:
     end_line: int
     day: str
     text: str
-
-
-class RecallEvent(NamedTuple):
-    """One row of ``recall_events``: a search that returned a chunk of a daily."""
-
-    id: int
-    ts: float
-    day: str
-    query_hash: str
-    query: str
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    source: str
 
 
 class StatusTransition(NamedTuple):
@@ -612,13 +598,12 @@ def list_dailies(ws: Any, since: dt.date | None, until: dt.date) -> list[str]:
     return out
 
 
-def read_events(store: Any, after_ts: float, until_ts: float) -> list[RecallEvent]:
-    rows = store.conn.execute(
-        "SELECT id, ts, day, query_hash, query, path, start_line, end_line, score, source FROM recall_events"
-        " WHERE ts > ? AND ts <= ? AND path LIKE 'memory/%' ORDER BY id",
-        (after_ts, until_ts),
-    ).fetchall()
-    return [RecallEvent(*row) for row in rows]
+def read_events(recall: RecallStore | None, after_ts: float, until_ts: float) -> list[RecallEvent]:
+    """The searches recall recorded in (after_ts, until_ts] that returned lines of memory/ (none
+    without a recall index)."""
+    if recall is None:
+        return []
+    return recall.events(after=after_ts, until=until_ts, path_prefix="memory/")
 
 
 def revived(changes: list[StatusTransition]) -> int:
@@ -970,7 +955,7 @@ def light(ctx: Any, run: Any) -> LightResult:
 
     touched = stage_dailies(ctx, run, pool, reader, report)
     watermark = run.event_watermark
-    events = read_events(store, watermark, now_ts)
+    events = read_events(ctx.recall, watermark, now_ts)
     report.events_read = len(events)
     groups = locate_events(ctx, events, now.date(), set(cfg["count_sources"]), report)
     searches, weak = credits_by_search(groups, pool, reader, cfg, report)

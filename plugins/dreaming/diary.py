@@ -1,7 +1,7 @@
 """The dream diary: after a run with material, a short first-person entry in DREAMS.md between
 ``<!-- lifelong:dream-<run_id>:start/end -->`` markers. With a model configured the entry comes
-from the plugin's prompts/dream_diary.md.j2; offline (or when the model fails) from the jinja2
-template prompts/dream_diary_offline.md.j2 filled with the run's numbers. DREAMS.md is never indexed."""
+from the prompt prompts/dreaming_diary.md.j2 (top-level folder; a workspace may override it);
+offline (or when the model fails) from the jinja2 template templates/dream_diary_offline.md.j2 filled with the run's numbers. DREAMS.md is never indexed."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lifelong import llm
+from lifelong import llm, prompts
 from lifelong.errors import LLMOffline
 from lifelong.templates import PromptTemplates
 from lifelong.workspace import replace_region
 
 from .screening import neutralise
 
-PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
+TEMPLATES = PromptTemplates(Path(__file__).parent / "templates")  # the offline entry (no model)
 
 HEADER = (
     "# Dream diary\n\n"
@@ -86,12 +86,17 @@ def sanitise(text: str, limit: int = 1500) -> str:
 def entry(ctx: Any, run: Any) -> tuple[str, str]:
     """(markdown entry, 'model' | 'offline')."""
     variables = diary_vars(run)
-    offline = PROMPTS.render("dream_diary_offline.md.j2", **variables)
+    offline = TEMPLATES.render("dream_diary_offline.md.j2", **variables)
     cfg = run.config
     if run.model and cfg["use_model"]:
         try:
             reply = llm.complete(
-                [{"role": "user", "content": PROMPTS.render("dream_diary.md.j2", **variables)}],
+                [
+                    {
+                        "role": "user",
+                        "content": prompts.render("dreaming_diary.md.j2", ctx.workspace, **variables),
+                    }
+                ],
                 model=run.model,
                 deadline_s=cfg["model_timeout_s"],
                 **run.llm_kwargs,

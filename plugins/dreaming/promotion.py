@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from lifelong import llm
+from lifelong import llm, prompts
 from lifelong.contracts import WriteCandidate, WriteDecision
 from lifelong.errors import LLMOffline
 
@@ -45,7 +45,6 @@ from .plan import (
     plan_memory_write,
     related_memories,
 )
-from .rem import PROMPTS
 from .scoring import ScoreConfig, Signals, score
 from .snippets import Snippet, carries_marker, is_report_junk, words
 from .themes import concept_tags, richness
@@ -230,11 +229,11 @@ def live_snippet(reader: DailyReader, occurrences: list[Occurrence]) -> Snippet 
 
 
 def merged_statement(ctx: Any, run: Any, statements: list[str], fallback: str) -> str | None:
-    """One sentence for a fact written several ways, from the model (prompts/fact_merge.md.j2).
+    """One sentence for a fact written several ways, from the model (prompts/dreaming_fact_merge.md.j2).
     None — keep the most complete statement — when the model is unavailable or its sentence drops
     a name, date or amount of that statement, runs over the snippet limit, or reads as the suite's
     own output."""
-    prompt = PROMPTS.render("fact_merge.md.j2", statements=statements)
+    prompt = prompts.render("dreaming_fact_merge.md.j2", ctx.workspace, statements=statements)
     try:
         reply = llm.complete(
             [{"role": "user", "content": prompt}],

@@ -12,17 +12,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from lifelong import llm
+from lifelong import llm, prompts
 from lifelong.errors import LLMOffline
-from lifelong.templates import PromptTemplates
 
 from .candidates import Candidate, CandidatePool, list_dailies, shared_candidates
 from .themes import Entry, Theme, find_corrections, find_themes, topic_terms
-
-PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
 
 
 def offline_summary(themes: list[Any] | tuple[Any, ...]) -> str:
@@ -173,8 +169,9 @@ def summarise(ctx: Any, run: Any, pool: CandidatePool, themes: tuple[Theme, ...]
     summary, source, note = offline_summary(themes), "offline", ""
     if not (run.model and cfg["use_model"] and themes):
         return summary, source, note
-    prompt = PROMPTS.render(
-        "rem_themes.md.j2",
+    prompt = prompts.render(
+        "dreaming_rem_themes.md.j2",
+        ctx.workspace,
         today=run.now.date().isoformat(),
         timezone=str(ctx.workspace.timezone),
         themes=[t.as_json() for t in themes],

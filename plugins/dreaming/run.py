@@ -864,10 +864,14 @@ def explain(host: Any, key: str) -> dict[str, Any]:
     cand = pool.candidates[row["key"]]
     occurrences = pool.occurrences_of(cand.key)
     signals = store.query(
-        "SELECT s.event_id, s.ts, s.day, s.query_hash, s.score, s.source, s.overlap, e.query FROM dream_signals s"
-        " LEFT JOIN recall_events e ON e.id = s.event_id WHERE s.key = ? ORDER BY s.ts",
+        "SELECT s.event_id, s.ts, s.day, s.query_hash, s.score, s.source, s.overlap, NULL AS query"
+        " FROM dream_signals s WHERE s.key = ? ORDER BY s.ts",
         (cand.key,),
     )
+    if ctx.recall is not None:  # the queries, from recall's recorded searches
+        queries = {e.id: e.query for e in ctx.recall.events(ids=[s["event_id"] for s in signals])}
+        for s in signals:
+            s["query"] = queries.get(s["event_id"])
     now = ctx.now()
     sig = build_signals(
         cand,

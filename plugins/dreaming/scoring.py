@@ -31,6 +31,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from lifelong.decay import decay_factor
+
 COMPONENTS = ("relevance", "frequency", "diversity", "recency", "consolidation", "richness")
 DEFAULT_WEIGHTS = {
     "relevance": 0.30,
@@ -119,9 +121,11 @@ class Score:
 
 
 def half_life_decay(age_days: float | None, half_life_days: float) -> float:
+    """The suite's decay (:func:`lifelong.decay.decay_factor`, floor 0); 0 for an unknown age
+    (no recency signal)."""
     if age_days is None:
         return 0.0
-    return 2.0 ** (-max(0.0, age_days) / half_life_days)
+    return decay_factor(age_days, half_life_days)
 
 
 def consolidation(distinct_days: int, span_days: float) -> float:

@@ -22,15 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from lifelong.facts import relate
+from lifelong.facts import MONTH_WORDS, WEEKDAYS, relate
 
 from .snippets import STOPWORDS, content_tokens, stem, words
 
-MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-).split()
-WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+MONTHS = MONTH_WORDS  # the twelve names first, then the abbreviations
 _NOT_NAMES = frozenset(
     {
         "i",

@@ -229,7 +229,9 @@ class LiteLLMEmbedder:
 
 
 def make_embedder(config: dict[str, Any]) -> Embedder | None:
-    """The embedder for the ``embedding`` config section; None for provider ``none`` (FTS-only)."""
+    """The embedder for the ``embedding`` config section (validated against this plugin's
+    manifest schema by the host); None for provider ``none`` (FTS-only) and for providers this
+    plugin does not serve."""
     provider = (config or {}).get("provider", "local")
     model = (config or {}).get("model")
     batch = int((config or {}).get("batch_size", 32))
@@ -241,8 +243,4 @@ def make_embedder(config: dict[str, Any]) -> Embedder | None:
         if not model:
             raise ConfigError("embedding.model: required when embedding.provider is 'litellm'")
         return LiteLLMEmbedder(model=model, batch_size=batch)
-    if provider == "none":
-        return None
-    raise ConfigError(
-        f"embedding.provider: invalid value {provider!r} (allowed: local, gemini, litellm, none)"
-    )
+    return None  # none (FTS-only), or a provider another plugin serves

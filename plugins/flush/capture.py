@@ -124,6 +124,14 @@ def topic_of(texts: list[str], limit: int = 3) -> str:
     return ", ".join(w for w, _ in counts.most_common(limit))
 
 
+def clip_words(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters ("…" when cut)."""
+    text = _SPACES.sub(" ", text).strip()
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+
+
 def render_note(
     *,
     session_id: str,
@@ -145,7 +153,12 @@ def render_note(
     }
     header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True).strip()
     role = str(message.get("role") or "user")
-    title = f"# {when.strftime('%Y-%m-%d %H:%M')} · {role} · session {session_id}"
+    title = f"# {when.strftime('%Y-%m-%d %H:%M')} · {role}"
+    lines = [ln.strip() for ln in body.strip().splitlines() if ln.strip()]
+    if len(lines) > 1:
+        # every part of a long message (a pasted status page, an email) is searched under its
+        # title: the message's own first line says what the rest is ("here's the router page")
+        title += f": {clip_words(lines[0], 100)}"
     return f"---\n{header}\n---\n{title}\n\n{body.strip()}\n"
 
 
@@ -191,7 +204,10 @@ def plan_capture(
         mid = message_id(message, index)
         when = message_time(message, now, tz)
         digest = content_hash(content)
-        trivial = is_trivial(content, min_tokens) or role not in capture_roles
+        # an answer to a question the assistant asked is a detail, however short ("window",
+        # "penicillin", "she's vegan"), unless it is only an acknowledgement ("ok", "sure")
+        answer = bool(question) and role == "user" and not is_small_talk(content)
+        trivial = role not in capture_roles or (not answer and is_trivial(content, min_tokens))
         known = digest in seen or (
             len(content) > 30 and _SPACES.sub(" ", content.strip()).casefold() in folded_corpus
         )

@@ -7,21 +7,20 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from pathlib import Path
+from typing import Any
 from xml.sax.saxutils import escape
 
+from lifelong import prompts
 from lifelong.contracts import Message
 from lifelong.safety import screen, strip_invisible
-from lifelong.templates import PromptTemplates
 
-PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
 NO_REPLY = re.compile(r"^\W*(?:no_reply|no reply|none|nothing(?: to (?:save|keep|add))?)\W*$", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 MESSAGE_CHARS = 2000  # each message is shown to the model cut to this many characters
 
 
 def render_prompt(
-    messages: list[Message], *, today: dt.date, timezone: str, max_facts: int
+    messages: list[Message], *, today: dt.date, timezone: str, max_facts: int, workspace: Any = None
 ) -> list[dict[str, str]]:
     shown = [
         {
@@ -32,8 +31,13 @@ def render_prompt(
         for m in messages
         if str(m.get("content") or "").strip()
     ]
-    text = PROMPTS.render(
-        "flush.md.j2", today=today.isoformat(), timezone=timezone, max_facts=max_facts, messages=shown
+    text = prompts.render(
+        "flush.md.j2",
+        workspace,
+        today=today.isoformat(),
+        timezone=timezone,
+        max_facts=max_facts,
+        messages=shown,
     )
     return [{"role": "user", "content": text}]
 

@@ -56,7 +56,11 @@ def model_facts(ctx: Context, messages: list[Message], cfg: dict[str, Any], now:
     if not model or not cfg["flush_turn"]:
         return FlushOutcome(note="no model configured: capture only")
     prompt = render_prompt(
-        messages, today=now.date(), timezone=str(ctx.workspace.timezone), max_facts=cfg["max_facts"]
+        messages,
+        today=now.date(),
+        timezone=str(ctx.workspace.timezone),
+        max_facts=cfg["max_facts"],
+        workspace=ctx.workspace,
     )
     try:
         reply = llm.complete(prompt, model=model, deadline_s=cfg["timeout_s"], **cfg["model_options"])

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lifelong.facts import restates_with_new_value
+from lifelong.facts import MONTH_WORDS, WEEKDAYS, restates_with_new_value
 from lifelong.markdown import strip_comments
 from lifelong.safety import find_instructions
 from lifelong.text import CHATTER, QUESTION_WORDS, STOPWORDS, stem, tokens, words
@@ -49,14 +49,9 @@ IGNORED = STOPWORDS | CHATTER | QUESTION_WORDS | QUERY_FILLER
 _LIST_MARK = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
-_MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-).split()
-_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _DATE = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?\b|\b\d{1,2}:\d{2}\b"
-    r"|\b(?:" + "|".join(_MONTHS + _WEEKDAYS) + r")\b"
+    r"|\b(?:" + "|".join((*MONTH_WORDS, *WEEKDAYS)) + r")\b"
     r"|\b(?:today|tomorrow|yesterday|tonight)\b",
     re.I,
 )

@@ -334,6 +334,7 @@ def _with_model(
         mode=query.mode,
         now=ctx.now(),
         timezone=str(ctx.workspace.timezone),
+        workspace=ctx.workspace,
     )
     t0 = time.monotonic()
     try:

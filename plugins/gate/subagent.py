@@ -12,30 +12,17 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from lifelong.templates import PromptTemplates
+from lifelong import prompts
 
 from .extractive import is_stale_hit
 from .query import clip
 
-PROMPT_TEMPLATE = "gate.md.j2"
-PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
+PROMPT_TEMPLATE = "gate.md.j2"  # in the top-level prompts/ folder (a workspace may override it)
+STYLES = "gate_styles.yaml"  # the sentence each prompt_style adds to the rules
 DEFAULT_STYLE = {"message": "strict", "recent": "balanced", "full": "contextual"}
-STYLE_INSTRUCTIONS = {
-    "balanced": "Return a note when a memory clearly bears on what the user is asking or talking about; "
-    "otherwise NONE.",
-    "strict": "Be sparing: return a note only when a memory directly answers or changes the reply to the "
-    "latest message; anything weaker is NONE.",
-    "contextual": "Let the whole conversation guide you: a memory that matters to the thread so far is "
-    "worth a note even if the latest message alone would not ask for it.",
-    "recall-heavy": "Lean towards surfacing memory: a plausible, useful connection is worth a note.",
-    "precision-heavy": "Prefer NONE unless the match between memory and message is obvious.",
-    "preference-only": "Only surface stable personal facts: favourites, habits, routines, taste and "
-    "recurring details about the user; everything else is NONE.",
-}
 NOTHING_REPLIES = frozenset(
     {
         "",
@@ -103,15 +90,17 @@ def render_prompt(
     mode: str,
     now: dt.datetime,
     timezone: str,
+    workspace: Any = None,
 ) -> list[dict[str, str]]:
     style = style_for(config, mode)
-    text = PROMPTS.render(
+    text = prompts.render(
         PROMPT_TEMPLATE,
+        workspace,
         today=now.date().isoformat(),
         timezone=timezone,
         max_chars=config["max_summary_chars"],
         style=style,
-        style_instruction=STYLE_INSTRUCTIONS[style],
+        style_instruction=prompts.texts(STYLES, workspace)[style],
         prompt_append=config.get("prompt_append") or "",
         conversation=escape(conversation),
         hits=[hit_view(h, now) for h in hits],

@@ -28,6 +28,13 @@ def register_commands(cli):
 
 
 @hookimpl
+def provide_recall_store(ctx):
+    from .api import RecallTables
+
+    return RecallTables(ctx)
+
+
+@hookimpl
 def status_report(ctx):
     from . import status
 

@@ -13,6 +13,7 @@ from itertools import chain, islice
 from typing import Any
 
 from lifelong.contracts import Candidate
+from lifelong.decay import decay_factor as decay_factor  # the suite's one decay, re-exported
 from lifelong.lazy import numpy as np
 from lifelong.markdown import strip_comments
 from lifelong.text import CHATTER, STOPWORDS, fold, fts_text, stem, word_marks, words
@@ -118,14 +119,6 @@ def bm25_coverage(
         if tf:
             got += weights.get(t, 0.0) * tf * (k1 + 1.0) / (tf + norm)
     return min(1.0, got / total)
-
-
-def decay_factor(age_days: float | None, half_life_days: float, floor: float = 0.0) -> float:
-    """floor + (1-floor)*2^(-age/half_life); 1.0 for evergreen content (age None) and for future
-    dates. With floor 0 (the default) this is the plain half-life decay."""
-    if age_days is None or half_life_days <= 0:
-        return 1.0
-    return floor + (1.0 - floor) * math.pow(2.0, -max(0.0, age_days) / half_life_days)
 
 
 def period_factor(

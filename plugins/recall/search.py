@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import heapq
 import json
 import math
 import re
@@ -16,7 +15,6 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
 from lifelong import clock
@@ -27,27 +25,21 @@ from lifelong.privacy import corpus_predicate
 from lifelong.text import fold, is_stopword, jaccard, stem, words
 from lifelong.workspace import daily_date
 
-from .answer import asked_kind, asked_stems, asks_advice, holds_kind, states_preference
-from .chunking import ROLE_RE, SPEAKER_RE
+from .answer import asked_kind
 from .index import RecallIndex, is_generated_path
 from .messages import Messages
 from .scoring import (
-    bm25_coverage,
-    centred_cosine,
-    decay_factor,
-    decode_terms,
     fold_duplicates,
     fts_plan,
     fts_terms,
-    hybrid_score,
     idf,
     mmr_order,
-    period_factor,
     query_terms,
-    term_counts,
     term_of,
     token_set,
 )
+from .speakers import USER_ROLES, pronoun_query, speakers_in, turn_openers
+from .unit_scoring import QueryTerms, UnitRow, UnitScoring, score_units, unit_candidates
 from .vector_store import SENTENCE_DTYPE
 from .vectors import pack_codes
 from .when import QueryTime, query_time
@@ -128,172 +120,7 @@ def mark_upcoming(results: list[Candidate], now: dt.datetime) -> list[Candidate]
     return results
 
 
-USER_ROLES = frozenset({"user", "human", "me"})
-FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
-
-
-# a name marked in bold, as chat exports write a named speaker: "**Caroline:** ...", "**Caroline**: ..."
-BOLD_SPEAKER_RE = re.compile(
-    r"^\s*(?:[-*+]\s+)?(?:\[[^\]\n]{1,40}\]\s*)?(?:\*\*|__)([A-Z][\w.'’ -]{0,40}?)"
-    r"(?::(?:\*\*|__)|(?:\*\*|__):)\s"
-)
-
-
-@lru_cache(maxsize=200_000)
-def speaker_of(text: str) -> tuple[str, ...]:
-    """The folded words of the speaker a unit's first line is marked with (``- [D1:3] Caroline:
-    ...``, ``**Caroline:** ...``, or a chat role however marked: ``**User:**``, ``assistant:``),
-    or () when it has none (cached: a unit meets many queries)."""
-    m = ROLE_RE.match(text) or SPEAKER_RE.match(text)
-    if m is None:
-        m = BOLD_SPEAKER_RE.match(text)
-        if m is not None and not _is_name(m.group(1)):
-            return ()  # "**On call:** ...": a label
-    return tuple(words(m.group(1))) if m else ()
-
-
-_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
-
-
-def _is_name(mark: str) -> bool:
-    """A speaker mark that reads as a name: one to three words, each capitalised ("Caroline",
-    "Maya Lee"; not "Rent for the flat")."""
-    parts = mark.split()
-    return 1 <= len(parts) <= 3 and all(p[:1].isupper() for p in parts)
-
-
-def speaker_names_asked(asked: set[str]) -> frozenset[str]:
-    """The words a speaker mark must hold for a question to ask about its speaker: the question's
-    own words, and the chat roles when it is in the first person."""
-    names = {w for w in asked if len(w) > 1 and not is_stopword(w)}
-    if asked & FIRST_PERSON:
-        names |= USER_ROLES
-    return frozenset(names)
-
-
-def marks_a_speaker_asked(text: str, names: frozenset[str]) -> bool:
-    """Whether a line of ``text`` may open with a mark of one of ``names`` as its speaker (one of
-    them before the last colon of its first 64 characters: a mark may follow a time or tag that
-    holds colons itself, "- [10:32] User:"): a cheap test, true for every chunk where
-    :func:`turn_roles` can find a turn the question asks about, which is run only then."""
-    if not names:
-        return False
-    for line in text.split("\n"):
-        cut = line.rfind(":", 0, 64)
-        if cut > 0:
-            head = line[:cut].casefold()
-            if any(n in head for n in names):
-                return True
-    return False
-
-
-def _line_marks(lines: list[str]) -> tuple[list[tuple[str, ...] | None], Counter[tuple[str, ...]]]:
-    """Per line, the speaker it marks (a chat role, or a name: one to three capitalised words),
-    () for a heading or a label in bold ("**On call:**"), None for neither (a plain "Always keep
-    my resume minimalist: one page." is a sentence of the turn it is in); and how many lines
-    each name marks."""
-    marks: list[tuple[str, ...] | None] = []
-    names: Counter[tuple[str, ...]] = Counter()
-    for line in lines:
-        mark, is_name = _line_mark(line)
-        if is_name:
-            names[mark] += 1  # type: ignore[index]
-        marks.append(mark)
-    return marks, names
-
-
-@lru_cache(maxsize=200_000)
-def _line_mark(line: str) -> tuple[tuple[str, ...] | None, bool]:
-    """One line's mark (see :func:`_line_marks`) and whether it is a name (cached: a daily's
-    lines meet every search that reads them)."""
-    m = ROLE_RE.match(line)
-    if m:
-        return tuple(words(m.group(1))), False
-    m = SPEAKER_RE.match(line) or BOLD_SPEAKER_RE.match(line)
-    if m and _is_name(m.group(1)):
-        return tuple(words(m.group(1))), True
-    if m and m.re is SPEAKER_RE:
-        return None, False  # "Always keep my resume minimalist: one page." goes on a turn
-    if m or _HEADING_LINE.match(line):
-        return (), False
-    return None, False
-
-
-def _conversation(names: Counter[tuple[str, ...]]) -> bool:
-    """Names marking lines as a conversation's do: two or more, and one of them on two lines or
-    more (labels such as "**Home:** wifi ..." and "**Car:** insurance ..." mark a line each)."""
-    return len(names) >= 2 and max(names.values()) >= 2
-
-
-def turn_roles(text: str, start_line: int) -> dict[int, tuple[str, ...]]:
-    """The speaker each unmarked line of a chunk continues: a message marked once (``**User:**``,
-    ``**Caroline:**``) often goes on over more paragraphs or lines ("I moved to Lisbon in May." /
-    "The flat is in Alfama."), and each is a unit of its own without the mark. A turn runs until
-    another line marks a speaker, or a heading. A chat role always carries over; a name only in a
-    chunk that reads as a conversation (:func:`_conversation`): in notes, "Maya: prefers tea." is
-    often followed by a line about something else."""
-    lines = text.split("\n")
-    marks, names = _line_marks(lines)
-    carry_names = _conversation(names)
-    out: dict[int, tuple[str, ...]] = {}
-    current: tuple[str, ...] = ()
-    for i, (line, mark) in enumerate(zip(lines, marks, strict=True)):
-        if mark is not None:
-            current = mark if (mark not in names or carry_names) else ()
-        elif current and line.strip():
-            out[start_line + i] = current
-    return out
-
-
-def turn_openers(lines: list[str]) -> list[bool | None]:
-    """Per line: True when it opens a speaker's turn (a chat role always, a name only in lines
-    that read as a conversation, as :func:`turn_roles` carries them), False when it is marked
-    but opens none (a label, a heading), None when it is not marked (what
-    :class:`~.messages.Messages` needs)."""
-    marks, names = _line_marks(lines)
-    carry = _conversation(names)
-    return [None if m is None else bool(m) and (m not in names or carry) for m in marks]
-
-
-def speakers_in(text: str) -> set[str]:
-    """The words of the speakers a chunk's lines are marked with: plain marks (``Caroline:``,
-    ``- [D1:3] Caroline:``, chat roles) always, a name in bold (``**Caroline:**``) only in a
-    conversation, as bold labels are common in notes."""
-    lines = text.split("\n")
-    out = {
-        w for line in lines if (m := ROLE_RE.match(line) or SPEAKER_RE.match(line)) for w in words(m.group(1))
-    }
-    if "**" in text or "__" in text:
-        _marks, names = _line_marks(lines)
-        if _conversation(names):
-            out.update(w for who in names for w in who)
-    return out
-
-
-def speaker_asked(who: tuple[str, ...], asked: set[str]) -> bool:
-    """Whether a question is about what ``who`` said: it names them, or it is in the first
-    person ("what did I ...", "my sister") and ``who`` is the user's role in a chat transcript."""
-    return bool(who) and (set(who) <= asked or (set(who) <= USER_ROLES and bool(asked & FIRST_PERSON)))
-
-
 SPEAKER_PROBE = 16  # chunks read to decide whether a word the query holds names a transcript's speaker
-
-
-def pronoun_query(query: str, names: set[str]) -> str:
-    """``query`` with each of the (folded) ``names`` replaced by "they" ("their" for a
-    possessive): what the query embedding sees when the speaker boost already carries who is
-    asked about, so the vector leg ranks by what is asked ("what does they do to destress?")
-    rather than by the name, which every line the person spoke holds."""
-    if not names:
-        return query
-
-    def repl(m: re.Match[str]) -> str:
-        if fold(m.group(1)) not in names:
-            return m.group(0)
-        return "their" if m.group(2) else "they"
-
-    out = re.sub(r"(?<![\w'’])([^\W\d_][\w-]*)(['’]s\b)?", repl, query)
-    return re.sub(r"\b(they|their)(?:\s+(?:they|their)\b)+", r"\1", out)
 
 
 def normalise_claim(text: str) -> str:
@@ -378,12 +205,6 @@ _CAND_COLS = (
     "id, path, corpus, start_line, end_line, heading, text, source_date, evergreen, generated, "
     "validity_end, superseded_by"
 )
-
-
-def _under(heading: str | None, terms: Sequence[str]) -> bool:
-    """Whether a unit's heading path holds a query term ("## Food bank" over "- we're in St
-    Bride's church hall"): the unit is about what the query names."""
-    return bool(heading) and any(t in term_counts(heading)[0] for t in terms)
 
 
 def _candidate(row: tuple) -> Candidate:
@@ -877,15 +698,15 @@ class Searcher:
         sims = _dot(vecs, qvec)
         return {rows[i][0]: float(sims[i]) for i in range(len(rows))}, rows
 
-    def _units_of(self, chunk_ids: list[int]) -> dict[int, list[tuple[int, int, int, str, str, str | None]]]:
-        """chunk id -> its units (id, start_line, end_line, heading, text, encoded terms), in line order."""
-        out: dict[int, list[tuple[int, int, int, str, str, str | None]]] = {}
+    def _units_of(self, chunk_ids: list[int]) -> dict[int, list[UnitRow]]:
+        """chunk id -> its units, in line order."""
+        out: dict[int, list[UnitRow]] = {}
         for uid, cid, a, b, heading, text, terms in self.conn.execute(
             "SELECT id, chunk_id, start_line, end_line, heading, text, terms FROM units WHERE chunk_id IN "
             "(SELECT value FROM json_each(?)) ORDER BY chunk_id, start_line",
             [json.dumps(chunk_ids)],
         ):
-            out.setdefault(cid, []).append((uid, a, b, heading, text, terms))
+            out.setdefault(cid, []).append(UnitRow(uid, a, b, heading, text, terms))
         return out
 
     def _unit_cosines(self, qvec: np.ndarray, unit_ids: list[int]) -> dict[int, float]:
@@ -936,141 +757,35 @@ class Searcher:
         self._read = [(c.path, c.start_line, c.text) for c in chunks.values()]
         units = self._units_of(list(chunks))
         ucos = (
-            self._unit_cosines(qvec, [u[0] for us in units.values() for u in us])
+            self._unit_cosines(qvec, [u.id for us in units.values() for u in us])
             if qvec is not None and cfg["unit_vectors"]
             else {}
         )
         terms = query_terms(req.query)
+        query = QueryTerms(req.query, terms, self._term_weights(req.query, terms), when)
+        params = UnitScoring.from_config(cfg, vw, tw, no_decay=when.no_decay)
+        scored, decays = score_units(chunks, units, ucos, vec, query, background, params, at.timestamp())
+        if not scored:
+            return []
+        kind = asked_kind(req.query) if params.answer_boost else None
+        return unit_candidates(chunks, scored, decays, fts, mmr_pool_size(req.max_tokens), kind)
+
+    def _term_weights(self, query: str, terms: list[str]) -> dict[str, float]:
+        """Each query term's idf in the index: the document frequency of a word is its rarest
+        FTS5 token's ("TW-418": "tw", "418"); a word the index holds only in other forms
+        ("camped": "camping") weighs as its stem's most frequent form; a word no chunk holds in
+        any form weighs nothing: it cannot tell candidates apart."""
         total = self._total_docs()
-        # document frequency of a query word: of its FTS5 tokens ("TW-418": "tw", "418") the rarest
         parts = {}
-        for w in words(req.query):
+        for w in words(query):
             parts.setdefault(term_of(w), fts_terms(w))
         wanted = sorted({p for ps in parts.values() for p in ps})
         df = self._doc_freq(wanted) if wanted else {}
         freqs = {t: min((df.get(p, 0) for p in parts.get(t, ())), default=0) for t in terms}
-        # a word the index holds only in other forms ("camped": "camping") weighs as its stem's
-        # most frequent form; a word no chunk holds in any form weighs nothing: it cannot tell
-        # candidates apart
         unseen = [t for t in terms if not freqs[t] and len(parts.get(t, ())) == 1]
         if unseen:
             freqs.update(self._stem_doc_freq(unseen))
-        weights = {t: idf(freqs[t], total) if freqs[t] else 0.0 for t in terms}
-        alpha = cfg["context_weight"]
-        half_life = 0.0 if when.no_decay else cfg["half_life_days"]
-        floor, miss = cfg["decay_floor"], cfg["period_miss_factor"]
-        slack = cfg["period_slack_days"] * 86400.0
-        speaker_boost = cfg["speaker_boost"]
-        answer_boost = cfg["answer_boost"]
-        kind = asked_kind(req.query) if answer_boost else None
-        asked = asked_stems(req.query) if kind is not None else frozenset()
-        asked_words = set(words(req.query))
-        roles: dict[int, dict[int, tuple[str, ...]]] = {}  # chunk id -> its lines' continued speakers
-        names_asked = speaker_names_asked(asked_words)
-        preference_boost = cfg["preference_boost"]
-        advice = bool(preference_boost) and asks_advice(req.query)  # "how should I ...": the user's own rules
-        if advice:
-            names_asked |= USER_ROLES
-        ref = at.timestamp()
-        rows_u: list[tuple] = []  # chunk id, unit id, start, end, heading, text, counts, length, cosine
-        chunk_counts: dict[int, tuple[dict[str, int], int]] = {}
-        for cid, chunk in chunks.items():
-            own = units.get(cid) or [(-1, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, None)]
-            merged: dict[str, int] = {}
-            length = 0
-            for uid, a, b, heading, text, encoded in own:
-                counts, n = decode_terms(encoded) if encoded else term_counts(text)
-                length += n
-                for t in terms:
-                    if t in counts:
-                        merged[t] = merged.get(t, 0) + counts[t]
-                rows_u.append((cid, uid, a, b, heading, text, counts, n, ucos.get(uid)))
-            chunk_counts[cid] = (merged, length)
-        if not rows_u:
-            return []
-        avg_unit = sum(r[7] for r in rows_u) / len(rows_u)
-        avg_chunk = sum(n for _, n in chunk_counts.values()) / len(chunk_counts)
-        chunk_lex = {
-            cid: bm25_coverage(terms, weights, counts, n, avg_chunk)
-            for cid, (counts, n) in chunk_counts.items()
-        }
-        chunk_sim = {cid: centred_cosine(vec.get(cid), background) or 0.0 for cid in chunks}
-        decays: dict[int, float] = {}
-        for cid, chunk in chunks.items():
-            age = (
-                None if chunk.evergreen or chunk.source_date is None else (ref - chunk.source_date) / 86400.0
-            )
-            d = decay_factor(age, half_life, floor)
-            if when.period is not None and chunk.source_date is not None and not chunk.evergreen:
-                d *= period_factor(chunk.source_date, when.period, miss, slack)
-            decays[cid] = d
-        best: dict[tuple[str, int, int], tuple] = {}
-        for cid, uid, a, b, heading, text, counts, n, cos in rows_u:
-            cos = cos if cos is not None else vec.get(cid)
-            unit_lex = bm25_coverage(terms, weights, counts, n, avg_unit) if counts else 0.0
-            sim = (1 - alpha) * (centred_cosine(cos, background) or 0.0) + alpha * chunk_sim[cid]
-            lex = (1 - alpha) * unit_lex + alpha * chunk_lex[cid]
-            hybrid = hybrid_score(sim, lex, vw, tw)
-            prefers = False
-            if (speaker_boost and asked_words) or advice:
-                who = speaker_of(text)
-                turn: tuple[str, ...] = ()
-                if not who or advice:
-                    if cid not in roles:
-                        chunk = chunks[cid]
-                        roles[cid] = (
-                            turn_roles(chunk.text, chunk.start_line)
-                            if marks_a_speaker_asked(chunk.text, names_asked)
-                            else {}
-                        )
-                    turn = roles[cid].get(a, ())
-                who = who or turn
-                if speaker_boost and speaker_asked(who, asked_words):
-                    hybrid *= 1.0 + speaker_boost
-                if advice and any(w and set(w) <= USER_ROLES for w in (who, turn)):
-                    prefers = states_preference(text)
-                    if prefers:
-                        hybrid *= 1.0 + preference_boost
-            answers = (
-                kind is not None and (lex > 0 or _under(heading, terms)) and holds_kind(text, kind, asked)
-            )
-            if answers:
-                hybrid *= 1.0 + answer_boost
-            score = hybrid * decays[cid]
-            key = (chunks[cid].path, a, b)
-            if key not in best or score > best[key][0]:
-                best[key] = (score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers, prefers)
-        keep = mmr_pool_size(req.max_tokens)
-        out: list[Candidate] = []
-        for score, cid, uid, a, b, heading, text, cos, sim, lex, hybrid, answers, prefers in heapq.nlargest(
-            keep, best.values(), key=lambda r: r[0]
-        ):
-            # the chunk's fields with the unit's (a fifth of dataclasses.replace's cost, which
-            # reads the fields' definitions each time: up to 600 units a search)
-            c = Candidate(
-                **{
-                    **vars(chunks[cid]),
-                    "start_line": a,
-                    "end_line": b,
-                    "text": text,
-                    "heading": heading,
-                    "cosine": cos,
-                    "similarity": sim,
-                    "bm25": lex,
-                    "fts_rank": fts.get(cid),
-                    "hybrid": hybrid,
-                    "decay": decays[cid],
-                    "score": score,
-                }
-            )
-            if uid >= 0:
-                c.extra = {**c.extra, "unit_id": uid}
-            if answers:  # holds the kind of answer the question asks for (``answer_boost``)
-                c.extra = {**c.extra, "answers": kind}
-            if prefers:  # the user's own standing rule, on a "how should I" (``preference_boost``)
-                c.extra = {**c.extra, "preference": True}
-            out.append(c)
-        return out
+        return {t: idf(freqs[t], total) if freqs[t] else 0.0 for t in terms}
 
     # the pipeline ---------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchOutcome:

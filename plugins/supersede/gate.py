@@ -13,7 +13,7 @@ import re
 import secrets
 from typing import Any
 
-from lifelong.contracts import RelatedFact, WriteCandidate, WriteDecision
+from lifelong.contracts import ChunkFilter, RelatedFact, WriteCandidate, WriteDecision
 from lifelong.facts import Statement, compare, extract, is_stale, relate
 from lifelong.journal import Journal
 from lifelong.text import content_words, stem
@@ -112,36 +112,27 @@ class Gate:
         return fact, statement
 
     def index_facts(self, cand: WriteCandidate, words: list[str]) -> list[tuple[Fact, Statement]]:
-        if not words or not ledger.has_table(self.conn, "chunks_fts"):
+        recall = self.ctx.recall
+        if not words or recall is None:
             return []
         # stems as prefixes ("retro"* finds "retros", "migrat"* "migrated"): FTS5 does not stem
         query = " OR ".join(f'"{stem(w)}"*' if w.isascii() and len(stem(w)) >= 4 else f'"{w}"' for w in words)
         try:
-            ids = [
-                r[0]
-                for r in self.conn.execute(
-                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
-                    (query, int(self.cfg["max_related"])),
-                )
-            ]
+            ids = recall.keyword_ids(query, int(self.cfg["max_related"]))
         except Exception as exc:  # an FTS syntax the query words produce: search the table only
             self.ctx.log(PLUGIN, f"index search skipped: {exc}")
             return []
         if not ids:
             return []
-        q = ",".join("?" * len(ids))
-        rows = self.conn.execute(
-            # the wiki is compiled from these notes (its pages restate their claims, its reports
-            # quote both sides of a contradiction): facts are the notes and MEMORY.md, never it
-            f"SELECT id, path, start_line, text, source_date FROM chunks WHERE id IN ({q})"
-            " AND corpus = 'memory' AND (validity_end IS NULL OR validity_end > ?)",
-            [*ids, self.now.timestamp()],
-        ).fetchall()
+        # the wiki is compiled from these notes (its pages restate their claims, its reports
+        # quote both sides of a contradiction): facts are the notes and MEMORY.md, never it
+        current = ChunkFilter("current", self.now.timestamp(), "memory")
         out = []
-        for cid, path, start_line, text, source_date in rows:
+        for chunk in recall.chunks(ids=ids, where=current):
+            source_date = chunk.source_date
             day = dt.datetime.fromtimestamp(source_date, self.tz).date() if source_date else None
-            for s, e, body in ledger.content_blocks(text, start_line):
-                out.append(self.make_fact(body, path, s, e, chunk_id=cid, source_date=day))
+            for s, e, body in ledger.content_blocks(chunk.text, chunk.start_line):
+                out.append(self.make_fact(body, chunk.path, s, e, chunk_id=chunk.id, source_date=day))
         return out
 
     def table_facts(self, subject: frozenset[str]) -> list[tuple[Fact, Statement]]:
@@ -226,7 +217,13 @@ class Gate:
                     else "unknown"
                 )
                 answer = judge.ask(
-                    model, self.cfg, fact.text, cand.text, old_date, self.now.date().isoformat()
+                    model,
+                    self.cfg,
+                    fact.text,
+                    cand.text,
+                    old_date,
+                    self.now.date().isoformat(),
+                    workspace=self.ws,
                 )
                 if answer is not None:
                     match = Match(fact, cmp, answer[0], "model", answer[1], relation=relation)
@@ -353,7 +350,7 @@ class Gate:
                 end = midnight(statement.valid_until + dt.timedelta(days=1), self.tz)
                 ledger.close(conn, cand_fact.id, end, "expired", now)
             paths = sorted({facts[f].path for f in applied["superseded"] if f in facts})
-            applied["chunks_closed"] = ledger.sync_chunks(conn, paths)
+            applied["chunks_closed"] = ledger.sync_chunks(conn, self.ctx.recall, paths)
             conn.commit()
         pointer = f'{cand.target}: "{" ".join(cand.text.split())[:80]}"'
         for fid in applied["superseded"]:

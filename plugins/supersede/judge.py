@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
-from lifelong import llm
+from lifelong import llm, prompts
 from lifelong.errors import LLMOffline
-from lifelong.templates import PromptTemplates
 
-PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
 VERDICTS = ("conflict", "compatible", "unrelated")
 _OBJECT = re.compile(r"\{.*?\}", re.S)
 
@@ -26,8 +23,10 @@ def judge_model(cfg: dict[str, Any], workspace_config: dict[str, Any]) -> str | 
     return cfg["judge_model"] or (workspace_config.get("llm") or {}).get("model") or None
 
 
-def render(old: str, new: str, old_date: str, new_date: str) -> str:
-    return PROMPTS.render("judge.md.j2", old=old, new=new, old_date=old_date, new_date=new_date)
+def render(old: str, new: str, old_date: str, new_date: str, workspace: Any = None) -> str:
+    return prompts.render(
+        "supersede_judge.md.j2", workspace, old=old, new=new, old_date=old_date, new_date=new_date
+    )
 
 
 def read_verdict(reply: str) -> tuple[str, str] | None:
@@ -43,10 +42,16 @@ def read_verdict(reply: str) -> tuple[str, str] | None:
 
 
 def ask(
-    model: str, cfg: dict[str, Any], old: str, new: str, old_date: str, new_date: str
+    model: str,
+    cfg: dict[str, Any],
+    old: str,
+    new: str,
+    old_date: str,
+    new_date: str,
+    workspace: Any = None,
 ) -> tuple[str, str] | None:
     """Ask the model; None (the rules decide) when it is offline, late or answers nonsense."""
-    prompt = render(old, new, old_date, new_date)
+    prompt = render(old, new, old_date, new_date, workspace)
     try:
         reply = llm.complete(
             [{"role": "user", "content": prompt}],

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lifelong.contracts import RecallStore
 from lifelong.errors import LockedError
 from lifelong.markdown import parse_blocks, split_lines, strip_comments
 from lifelong.text import fold
@@ -217,38 +218,21 @@ def closed_facts(conn: Any, ids: list[str]) -> dict[str, tuple[float, str | None
     }
 
 
-def sync_chunks(conn: Any, paths: list[str]) -> int:
+def sync_chunks(conn: Any, recall: RecallStore | None, paths: list[str]) -> int:
     """Close the open chunks of ``paths`` whose every content block is a closed fact (a chunk that
-    still states something current stays open; search filters its closed facts one by one).
-    The closing is mirrored into ``chunk_validity`` so a re-index keeps it. Returns how many
-    chunks were closed."""
-    if not paths or not has_table(conn, "chunks"):
+    still states something current stays open; search filters its closed facts one by one),
+    through recall's index (``ctx.recall``; None: no index, nothing to close), which keeps the
+    closing across a re-index. Returns how many chunks were closed."""
+    if not paths or recall is None:
         return 0
     closed = 0
-    q = ",".join("?" * len(paths))
-    rows = conn.execute(
-        f"SELECT id, path, start_line, text, hash, validity_start FROM chunks WHERE path IN ({q})"
-        " AND validity_end IS NULL",
-        paths,
-    ).fetchall()
-    for cid, path, start_line, text, chash, vstart in rows:
-        ids = [fact_id(path, body) for _, _, body in content_blocks(text, start_line)]
+    for chunk in recall.chunks(paths=paths, open_only=True):
+        ids = [fact_id(chunk.path, body) for _, _, body in content_blocks(chunk.text, chunk.start_line)]
         done = closed_facts(conn, ids)
         if not ids or len(done) < len(set(ids)):
             continue
         end, by = max(done.values(), key=lambda v: v[0])
-        cur = conn.execute(
-            "UPDATE chunks SET validity_end = ?, superseded_by = ? WHERE id = ? AND validity_end IS NULL",
-            (end, by, cid),
-        )
-        closed += cur.rowcount
-        conn.execute(
-            "INSERT INTO chunk_validity(path, hash, validity_start, validity_end, superseded_by)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT(path, hash) DO UPDATE SET"
-            " validity_end = excluded.validity_end, superseded_by = excluded.superseded_by"
-            " WHERE chunk_validity.validity_end IS NULL",
-            (path, chash, vstart, end, by),
-        )
+        closed += recall.close_chunk(chunk, end, by)
     return closed
 
 

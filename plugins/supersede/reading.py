@@ -184,7 +184,7 @@ def after_sync(ctx: Any, changes: FileChanges) -> None:
                         "UPDATE supersede_facts SET start_line = ?, end_line = ? WHERE id = ? AND start_line IS NULL",
                         (s, e, fid),
                     )
-        ledger.sync_chunks(conn, paths)
+        ledger.sync_chunks(conn, ctx.recall, paths)
         conn.commit()
     strike_pending(ctx)
 

@@ -19,24 +19,23 @@ PLUGIN = "task_focus"
 
 
 def corpus_doc_freq(ctx: Context):  # noqa: ANN201 - returns (doc_freq, total_docs, idf)
-    """Document frequencies from recall's FTS vocabulary (read only), or none when it is absent."""
-    conn = ctx.store.conn
+    """Document frequencies from recall's full-text index (``ctx.recall``, read only), or none
+    when there is no recall index."""
+    recall = ctx.recall
     try:
-        total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    except Exception:  # no recall index: every word counts the same
+        total = recall.chunk_count() if recall is not None else None
+    except Exception:  # an index that cannot be read: every word counts the same
+        total = None
+    if recall is None or total is None:
         return (lambda terms: {}), 1, (lambda term: 1.0)
 
     def doc_freq(terms: list[str]) -> dict[str, int]:
-        if not terms:
-            return {}
-        q = ",".join("?" * len(terms))
-        return dict(conn.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({q})", terms).fetchall())
+        return recall.doc_freqs(terms)
 
-    import math
+    from .task import smooth_idf
 
     def idf(term: str) -> float:
-        df = doc_freq([term]).get(term, 0)
-        return math.log(1 + max(total, 1) / (1 + df))
+        return smooth_idf(doc_freq([term]).get(term, 0), total)
 
     return doc_freq, total, idf
 

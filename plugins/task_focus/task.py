@@ -94,6 +94,11 @@ def explicit_task(session: Session | None) -> TaskDescriptor | None:
     return None
 
 
+def smooth_idf(doc_freq: int, total_docs: int) -> float:
+    """ln(1 + N / (1 + df)), N at least 1: a word no document holds weighs most, never 0."""
+    return math.log(1 + max(total_docs, 1) / (1 + doc_freq))
+
+
 def tfidf_task(
     messages: list[Message],
     doc_freq: Callable[[list[str]], dict[str, int]],
@@ -106,9 +111,8 @@ def tfidf_task(
     if not counts:
         return None
     df = doc_freq(sorted(counts))
-    n = max(total_docs, 1)
     scored = sorted(
-        ((tf * math.log(1 + n / (1 + df.get(w, 0))), w) for w, tf in counts.items()),
+        ((tf * smooth_idf(df.get(w, 0), total_docs), w) for w, tf in counts.items()),
         key=lambda x: (-x[0], x[1]),
     )
     keywords = tuple(w for _, w in scored[:limit])

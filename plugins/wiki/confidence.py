@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from lifelong.decay import decay_factor
+
 from .vault import Evidence
 
 
@@ -56,7 +58,7 @@ def parse_day(value: Any) -> dt.date | None:
 def evidence_contribution(e: Evidence, ref: dt.date, rule: ConfidenceRule) -> float:
     day = parse_day(e.date)
     age = max(0, (ref - day).days) if day is not None else 0
-    return max(0.0, e.weight) * 0.5 ** (age / rule.half_life_days)
+    return max(0.0, e.weight) * decay_factor(age, rule.half_life_days)
 
 
 def confidence(evidence: Iterable[Evidence], ref: dt.date, rule: ConfidenceRule) -> float:

@@ -11,14 +11,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lifelong import llm
+from lifelong import llm, prompts
 from lifelong.errors import LLMOffline
-from lifelong.templates import PromptTemplates
 from lifelong.workspace import atomic_write
 
 from .sources import SourceLine
 
-PROMPTS = PromptTemplates(Path(__file__).parent / "prompts")
 _JSON = re.compile(r"\{.*\}", re.S)
 
 
@@ -43,7 +41,13 @@ def parse_subjects(reply: str, allowed: set[str]) -> dict[str, str]:
 
 
 def model_subjects(
-    items: list[SourceLine], *, model: str | None, timeout_s: float, cache_path: Path, **kwargs: Any
+    items: list[SourceLine],
+    *,
+    model: str | None,
+    timeout_s: float,
+    cache_path: Path,
+    workspace: Any = None,
+    **kwargs: Any,
 ) -> dict[str, str]:
     """Citation → subject name for ``items`` (cached answers first; one model call for the rest)."""
     cache: dict[str, str] = {}
@@ -54,8 +58,8 @@ def model_subjects(
             cache = {}
     todo = [i for i in items if i.sha256 not in cache]
     if todo and model:
-        prompt = PROMPTS.render(
-            "subjects.md.j2", items=[{"source": i.citation, "text": i.text} for i in todo]
+        prompt = prompts.render(
+            "wiki_subjects.md.j2", workspace, items=[{"source": i.citation, "text": i.text} for i in todo]
         )
         try:
             reply = llm.complete(

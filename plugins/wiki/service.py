@@ -191,6 +191,7 @@ def hints_for(ctx: Any, memory: list[SourceLine], cfg: dict[str, Any]) -> dict[s
         model=model,
         timeout_s=float(cfg["model_timeout_s"]),
         cache_path=ctx.workspace.state_dir / "wiki" / "subjects.json",
+        workspace=ctx.workspace,
         **dict(cfg["model_options"]),
     )
 

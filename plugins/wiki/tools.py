@@ -212,14 +212,12 @@ def supplement(ctx: Any, request: SearchRequest) -> list[Candidate]:
 
 
 def _chunk_of(ctx: Any, e: Evidence) -> int | None:
-    try:
-        row = ctx.store.conn.execute(
-            "SELECT id FROM chunks WHERE path = ? AND start_line <= ? AND end_line >= ? ORDER BY start_line DESC LIMIT 1",
-            (e.path, e.start, e.end),
-        ).fetchone()
-    except Exception:  # no recall index in this workspace: the pointer still stands
+    if ctx.recall is None:  # no recall index in this workspace: the pointer still stands
         return None
-    return int(row[0]) if row else None
+    try:
+        return ctx.recall.chunk_at(e.path, e.start, e.end)
+    except Exception:  # an index that cannot be read: the pointer still stands
+        return None
 
 
 def claim_record(ctx: Any, page: PageFile, c: Claim, read: SourceCache) -> dict[str, Any]:

@@ -3,9 +3,9 @@
 claim → its evidence lines (with their current text, and whether they still match) → the daily
 file and its date → the MEMORY.md item that promoted it → the recall events and queries that
 promoted it → the dream run. The consolidation's records are read from its tables in the index
-by name (``dream_candidates``, ``dream_signals``, ``dream_status_log``, ``dream_runs`` and the
-recall plugin's ``recall_events``); a workspace without them gives a shorter chain that says
-what is missing.
+by name (``dream_candidates``, ``dream_signals``, ``dream_status_log``, ``dream_runs``), the
+queries from recall's recorded searches (``ctx.recall.events``); a workspace without them gives a
+shorter chain that says what is missing.
 """
 
 from __future__ import annotations
@@ -76,17 +76,19 @@ def promotion(ctx: Any, key: str | None, run_hint: str | None) -> dict[str, Any]
     elif key:
         out["missing"].append("dream_candidates table (no consolidation has run in this index)")
     if key and "dream_signals" in tables:
-        join = "recall_events" in tables
-        sql = (
-            "SELECT s.event_id, s.ts, s.day, s.score, s.source, "
-            + ("e.query" if join else "NULL AS query")
-            + " FROM dream_signals s "
-            + ("LEFT JOIN recall_events e ON e.id = s.event_id " if join else "")
-            + "WHERE s.key = ? ORDER BY s.ts, s.event_id"
+        recalls = _rows(
+            conn,
+            "SELECT s.event_id, s.ts, s.day, s.score, s.source, NULL AS query FROM dream_signals s"
+            " WHERE s.key = ? ORDER BY s.ts, s.event_id",
+            (key,),
         )
-        out["recalls"] = _rows(conn, sql, (key,))
-        if not join:
-            out["missing"].append("recall_events table (queries unknown)")
+        if ctx.recall is not None:
+            queries = {e.id: e.query for e in ctx.recall.events(ids=[r["event_id"] for r in recalls])}
+            for r in recalls:
+                r["query"] = queries.get(r["event_id"])
+        else:
+            out["missing"].append("recall index (queries unknown)")
+        out["recalls"] = recalls
     elif key:
         out["missing"].append("dream_signals table (recalls unknown)")
     if key and run_id is None and "dream_status_log" in tables:

@@ -51,3 +51,11 @@ def test_every_core_module_is_in_the_layout() -> None:
     listed = set(layout_paths(DOC.read_text()))
     modules = {f"lifelong/{p.name}" for p in (ROOT / "lifelong").glob("*.py") if not p.name.startswith("__")}
     assert modules <= listed, f"core modules missing from the layout: {sorted(modules - listed)}"
+
+
+def test_every_shipped_data_file_is_in_the_layout() -> None:
+    """prompts/ and workspace_template/ are listed file by file (what a person reviews)."""
+    listed = set(layout_paths(DOC.read_text()))
+    for folder in ("prompts", "workspace_template"):
+        files = {f"{folder}/{p.relative_to(ROOT / folder).as_posix()}" for p in (ROOT / folder).rglob("*")}
+        assert files and files <= listed, f"{folder}/ files missing from the layout: {sorted(files - listed)}"

@@ -71,8 +71,8 @@ def test_the_fast_path_never_accepts_what_jsonschema_refuses(data: st.DataObject
 def test_the_fast_path_accepts_ordinary_config_and_leaves_errors_to_jsonschema() -> None:
     config = {"timezone": "Europe/Berlin", "embedding": {"provider": "none"}, "plugins": {"recall": {}}}
     assert surely_valid(config, CORE_CONFIG_SCHEMA)
-    assert not surely_valid({"embedding": {"provider": "openai"}}, CORE_CONFIG_SCHEMA)
-    assert describe_error({"embedding": {"provider": "openai"}}, CORE_CONFIG_SCHEMA) == (
-        "embedding.provider: invalid value 'openai' (allowed: one of 'local', 'gemini', 'litellm', 'none')"
+    assert not surely_valid({"embedding": {"provider": 7}}, CORE_CONFIG_SCHEMA)
+    assert describe_error({"embedding": {"provider": 7}}, CORE_CONFIG_SCHEMA) == (
+        "embedding.provider: invalid value 7 (allowed: type string)"
     )
     assert not surely_valid({"x": 1}, {"type": "object", "not": {"required": ["x"]}})  # unknown keyword

@@ -148,7 +148,7 @@ def test_a_suite_whose_plots_fail_is_degraded_not_ok(tmp_path: Path, monkeypatch
     assert (
         "plotless          degraded (figures measured, plots not drawn: ModuleNotFoundError" in result.output
     )
-    assert "pip install -e '.[eval]'" in result.output
+    assert "pip install -e ./evals" in result.output
     report = (tmp_path / "o" / "report.md").read_text()
     assert "**Degraded**" in report and "figure 0.5" in report
 

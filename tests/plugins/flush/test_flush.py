@@ -336,3 +336,40 @@ def test_a_short_reply_is_captured_with_the_question_it_answers(flush_host) -> N
     assert names == ["093000-u1.md", "093000-u2.md"]
     note = (host.workspace.root / result.captured_paths[0]).read_text()
     assert "(re: Which router do you have at home?) asus rt-ax86u" in note
+
+
+def test_a_one_word_answer_to_a_question_is_captured_and_an_acknowledgement_is_not(flush_host) -> None:
+    """A one-word answer to the assistant's question ("penicillin", "window") was cached as
+    trivial and so never searchable; "ok" after a question is still only an acknowledgement."""
+    host = flush_host()
+    messages = [
+        {"role": "assistant", "content": "Do you have any allergies, especially to medications?", "id": "a1"},
+        {"role": "user", "content": "penicillin", "id": "u1"},
+        {"role": "assistant", "content": "Noted. Shall I add it to the form?", "id": "a2"},
+        {"role": "user", "content": "ok", "id": "u2"},
+        {"role": "user", "content": "cool", "id": "u3"},
+    ]
+    result = compact(host, forced(), messages)
+    assert [Path(p).name for p in result.captured_paths] == ["093000-u1.md"]
+    note = (host.workspace.root / result.captured_paths[0]).read_text()
+    assert "(re: Do you have any allergies, especially to medications?) penicillin" in note
+    assert [m.id for m in tier.restore(host.workspace, "chat-1")] == ["a1", "a2", "u2", "u3"]
+
+
+def test_a_long_message_is_titled_by_its_first_line(flush_host) -> None:
+    """Every retrieval unit of a pasted page is embedded under the note's title, so the title
+    names what the paste is (its first line), not the session id."""
+    host = flush_host()
+    paste = (
+        "ok the wifi keeps dropping every evening, here's what the router status page says:\n\n"
+        "=== Hub Status ===\nAccount holder: M. Pemberton\nAccount no: 5520-118-904\n"
+        "Package: Full Fibre 500"
+    )
+    result = compact(host, forced(), [{"role": "user", "content": paste, "id": "u1"}])
+    note = (host.workspace.root / result.captured_paths[0]).read_text()
+    title = next(line for line in note.splitlines() if line.startswith("# "))
+    assert title == (
+        "# 2026-05-02 09:30 · user: ok the wifi keeps dropping every evening, here's what the router "
+        "status page says:"
+    )
+    assert "session" not in title

@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 from lifelong_plugins.recall import service
 from lifelong_plugins.recall.messages import Messages, message_spans
-from lifelong_plugins.recall.search import RESULTS_CEILING, turn_openers
+from lifelong_plugins.recall.search import RESULTS_CEILING
+from lifelong_plugins.recall.speakers import turn_openers
 
 from lifelong import clock
 from lifelong.cli import cli
@@ -266,7 +267,7 @@ def test_asking_what_to_do_and_stating_a_standing_rule_are_recognised() -> None:
 
 def test_a_users_standing_rule_ranks_above_advice_on_a_what_should_i_question(make_workspace) -> None:
     from lifelong_evals.standing_preferences import START, TOPICS, dailies
-    from lifelong_plugins.recall.search import turn_roles
+    from lifelong_plugins.recall.speakers import turn_roles
 
     files = dailies()  # evals/standing_preferences.py: a month of chat, sixteen standing rules
     day = f"memory/{START + dt.timedelta(days=1)}.md"  # the rule follows the user's first paragraph

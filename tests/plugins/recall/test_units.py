@@ -386,7 +386,7 @@ def hybrid_with_and_without_speaker_boost(make_host, day: str, query: str) -> tu
 
 
 def test_a_speakers_own_statement_is_preferred_on_a_question_about_them(make_host) -> None:
-    from lifelong_plugins.recall.search import speaker_of
+    from lifelong_plugins.recall.speakers import speaker_of
 
     assert speaker_of("- [D1:3] Caroline: I went to a support group.") == ("caroline",)
     assert speaker_of("Maya Lee: hi") == ("maya", "lee") and speaker_of("plain line, no speaker") == ()
@@ -403,7 +403,7 @@ def test_a_speakers_own_statement_is_preferred_on_a_question_about_them(make_hos
 
 
 def test_a_first_person_question_prefers_the_users_own_lines_in_a_chat_transcript(make_host) -> None:
-    from lifelong_plugins.recall.search import speaker_asked, speaker_of
+    from lifelong_plugins.recall.speakers import speaker_asked, speaker_of
 
     assert speaker_of("**User:** I adopted a dog.") == ("user",)
     assert speaker_of("- [10:32] assistant: Congratulations!") == ("assistant",)
@@ -425,7 +425,7 @@ def test_a_first_person_question_prefers_the_users_own_lines_in_a_chat_transcrip
 
 
 def test_a_users_message_over_several_paragraphs_is_the_users_in_every_one(make_host) -> None:
-    from lifelong_plugins.recall.search import (
+    from lifelong_plugins.recall.speakers import (
         marks_a_speaker_asked,
         speaker_names_asked,
         speaker_of,
@@ -469,7 +469,8 @@ def test_a_users_message_over_several_paragraphs_is_the_users_in_every_one(make_
 
 
 def test_a_named_speaker_is_a_pronoun_in_the_query_embedding(make_host) -> None:
-    from lifelong_plugins.recall.search import Searcher, pronoun_query
+    from lifelong_plugins.recall.search import Searcher
+    from lifelong_plugins.recall.speakers import pronoun_query
 
     names = {"melanie", "gina"}
     assert pronoun_query("What does Melanie do to destress?", names) == "What does they do to destress?"
