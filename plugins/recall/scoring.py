@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import threading
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
@@ -344,7 +345,7 @@ def mmr_order(
     pool = sorted(candidates, key=lambda c: c.score, reverse=True)
     if not pool:
         return
-    if len(pool) <= MMR_SETS_MAX:
+    if _on_sets(len(pool)):
         yield from _mmr_order_sets(pool, lam=lam, drop_above=drop_above, floor=floor)
         return
     bits, sizes = token_bits([c.text for c in pool])
@@ -374,7 +375,15 @@ def mmr_order(
         np.maximum(max_sim, jaccard_row(bits, sizes, best), out=max_sim)
 
 
-MMR_SETS_MAX = 256  # up to this many candidates, mmr_order compares Python sets (no numpy)
+MMR_SETS_MAX = 256  # up to this many candidates, mmr_order may compare Python sets (no numpy)
+
+
+def _on_sets(n: int) -> bool:
+    """Whether :func:`mmr_order` compares Python sets (the same results as numpy's bit rows):
+    for a pool of up to :data:`MMR_SETS_MAX` in a process that has not imported numpy (a CLI
+    search without vectors, for which importing numpy costs more than the sets do). A process
+    that has numpy (vectors, a warm server) uses its bit rows, faster on a large pool."""
+    return n <= MMR_SETS_MAX and "numpy" not in sys.modules
 
 
 def _mmr_order_sets(

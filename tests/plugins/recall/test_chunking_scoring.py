@@ -198,15 +198,15 @@ def test_quorum_rank_over_divisor_equals_or_rank_for_full_matches() -> None:
     assert abs(quorum[2] / plan.quorum_divisor - plain[2]) < 1e-9  # a full match scores as under OR
 
 
-@pytest.mark.parametrize("sets_max", [256, 0], ids=["python-sets", "numpy-bits"])
-def test_mmr_matches_the_plain_set_based_algorithm(sets_max: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Both MMR paths (Python sets up to MMR_SETS_MAX candidates, numpy bit rows above) pick
+@pytest.mark.parametrize("on_sets", [True, False], ids=["python-sets", "numpy-bits"])
+def test_mmr_matches_the_plain_set_based_algorithm(on_sets: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both MMR paths (Python sets in a process without numpy, numpy's bit rows) pick
     exactly what the textbook loop over set Jaccard picks."""
     import random
 
     from lifelong_plugins.recall import scoring
 
-    monkeypatch.setattr(scoring, "MMR_SETS_MAX", sets_max)
+    monkeypatch.setattr(scoring, "_on_sets", lambda n: on_sets)
 
     from lifelong_plugins.recall.scoring import token_set
 
@@ -260,8 +260,8 @@ def test_the_two_mmr_paths_give_the_same_picks_penalties_values_and_dates(
             out.append(c)
         return out
 
-    def run(sets_max: int, seed: int, floor: float | None) -> list[tuple[object, ...]]:
-        monkeypatch.setattr(scoring, "MMR_SETS_MAX", sets_max)
+    def run(on_sets: bool, seed: int, floor: float | None) -> list[tuple[object, ...]]:
+        monkeypatch.setattr(scoring, "_on_sets", lambda n: on_sets)
         cands = pool(seed)
         walked = [
             (c.chunk_id, penalty, value)
@@ -271,4 +271,4 @@ def test_the_two_mmr_paths_give_the_same_picks_penalties_values_and_dates(
 
     for trial in range(40):
         seed, floor = rng.randint(0, 10**6), rng.choice([None, 0.3, 0.8])
-        assert run(256, seed, floor) == run(0, seed, floor), trial
+        assert run(True, seed, floor) == run(False, seed, floor), trial
