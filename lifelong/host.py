@@ -20,9 +20,11 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import functools
+import hashlib
 import importlib
 import importlib.metadata
 import logging
+import os
 import threading
 import traceback
 from collections.abc import Iterable
@@ -564,6 +566,39 @@ class Host:
                 self.call("register_migrations", register=self._migrations.append)
             return self._migrations
 
+    def migrations_key(self) -> str | None:
+        """What decides which migrations exist, known without importing them: lifelong's
+        version and, for each loaded plugin implementing ``register_migrations``, its id and the
+        path, size and time of every Python file of its package. A store marked with this key
+        (``Store.migrated``) is opened without importing the migration sets (nor sqlite-utils,
+        nor numpy, which sqlite-utils imports): the cold start of a CLI search. None when a
+        plugin's files cannot be named (then the migrations are checked on every open)."""
+        from . import __version__
+
+        parts: list[Any] = [__version__]
+        for impl in self._impls("register_migrations"):
+            file = getattr(impl.plugin, "__file__", None)
+            if not file:
+                return None
+            path = Path(file)
+            files: list[str] = [str(path)]
+            if path.name == "__init__.py":
+                files = sorted(
+                    os.path.join(folder, name)
+                    for folder, _dirs, names in os.walk(path.parent)
+                    for name in names
+                    if name.endswith(".py")
+                )
+            stats = []
+            for f in files:
+                try:
+                    st = os.stat(f)
+                except OSError:
+                    return None
+                stats.append((f, st.st_size, st.st_mtime_ns))
+            parts.append((impl.plugin_name, stats))
+        return hashlib.sha256(repr(parts).encode()).hexdigest()
+
     def _register_tool(
         self,
         name: str,
@@ -623,7 +658,11 @@ class Host:
 
                 self.workspace.ensure_state()
                 store = Store(self.workspace.index_path)
-                store.migrate(self.migrations)
+                key = self.migrations_key()
+                if key is None or not store.migrated(key):
+                    store.migrate(self.migrations)
+                    if key is not None:
+                        store.mark_migrated(key)
                 self._store = store
             return self._store
 

@@ -13,7 +13,6 @@ bytes to keep (the dreaming plugin uses it to keep the human edit and remove onl
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 from collections.abc import Callable
@@ -261,6 +260,8 @@ def unapply(before: str, after: str, current: str, *, canon: Callable[[str], str
     ka, kb, kc = ([canon(x) for x in lines] for lines in (a_lines, b_lines, c_lines))
     to_current: dict[int, int] = {}
     deleted_since: set[int] = set()
+    import difflib  # only when a run is reverted: a search never is
+
     for tag, i1, i2, j1, _j2 in difflib.SequenceMatcher(None, ka, kc, autojunk=False).get_opcodes():
         if tag == "equal":
             to_current.update({i1 + k: j1 + k for k in range(i2 - i1)})

@@ -17,15 +17,28 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from functools import cache
+from typing import TYPE_CHECKING
 
 from .facts import MONTH_PATTERN, WEEKDAY_SHORT_FORMS, WEEKDAYS
+from .lazy import LazyPattern
 
-_md = MarkdownIt("commonmark").enable("table")
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+
+@cache
+def _parser() -> MarkdownIt:
+    """markdown-it-py's CommonMark parser with tables, made on first use: a search over an index
+    that is already up to date parses no markdown and need not import it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_UNSPACED = LazyPattern(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 def split_lines(text: str) -> list[str]:
@@ -70,7 +83,7 @@ _ENDS_SENTENCE = re.compile(r"[.!?…][\"'’”)\]*_`]*\s*$")
 _STARTS_SENTENCE = re.compile(r"^[\"'‘“(\[*_`]*[A-Z0-9]")
 # a line that opens with a time of day, as a log entry does ("09:40 call w/ Sofia", "[21h00] futsal",
 # "9.40am bus"); a decimal such as "1.25 million" is not a time
-_STARTS_WITH_TIME = re.compile(
+_STARTS_WITH_TIME = LazyPattern(
     r"^[\"'‘“(\[*_`]*(?:[01]?\d|2[0-3])(?:[:h][0-5]\d(?::[0-5]\d)?|\.[0-5]\d\s?[ap]\.?m\b)(?![\d:.])"
 )
 # a chat export's message stamp: "[14/03/27 21:04]", "14.03.27, 21:04 -", "3/14/27, 9:04 PM -",
@@ -90,7 +103,7 @@ _TITLE_DATE = (
 # the day a note is about, opening a line, as the first line of a daily often names it ("Tue 8 Sep
 # — lab log", "Mo 28.9. — writing day", "Saturday, chores.", "12 May"): a weekday before a date,
 # a date, or a weekday alone before a separator or the line's end
-_TITLE_DAY = re.compile(
+_TITLE_DAY = LazyPattern(
     rf"^[\s*_#]*(?:(?:{_WEEKDAY_WORD}|{_WEEKDAY_SHORT})\.?,?\s+(?:{_TITLE_DATE}|\d{{1,2}}(?:st|nd|rd|th)?\b\.?)"
     rf"|{_TITLE_DATE}|{_WEEKDAY_WORD}\b\.?(?=\s*(?:[—–:|,.-]|\*|$)))",
     re.IGNORECASE,
@@ -109,14 +122,14 @@ def title_line(line: str) -> bool:
 
 # a line that visibly goes on: it ends on a comma, a dash, an opening bracket or a word that
 # cannot end a sentence ("…because", "…with the")
-_OPEN_END = re.compile(
+_OPEN_END = LazyPattern(
     r"(?:[,;:(\[–—-]|\b(?:and|or|but|nor|the|a|an|to|of|with|for|in|on|at|from|by|because|that|which|"
     r"who|whose|so|than|as|if|about|around|into|via|per|like|und|oder|aber|der|die|das|mit|y|o|pero|con|de|et|ou|mais|avec)\b)\s*$",
     re.IGNORECASE,
 )
 # a line that visibly continues the one before: it opens on a conjunction, a relative word or a
 # preposition that cannot open a note ("to April 28.")
-_CONTINUES = re.compile(
+_CONTINUES = LazyPattern(
     r"^(?:and|or|but|nor|which|who|whose|because|than|so that|to|of|from|by|into|und|oder|aber|y|et)\b"
 )
 # a line this long that ends mid-sentence is prose wrapped at a fixed width, not a note a line
@@ -187,7 +200,7 @@ def parse_blocks(text: str, first_line: int = 1, *, nested_items: bool = False) 
     is ``first_line`` (used when frontmatter precedes the body)."""
     body = normalise_newlines(text)
     lines = body.split("\n")
-    tokens = _md.parse(body)
+    tokens = _parser().parse(body)
     blocks: list[Block] = []
     headings: list[tuple[int, str]] = []
     offset = first_line - 1

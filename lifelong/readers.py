@@ -21,11 +21,17 @@ counted in :data:`ERRORS`).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import importlib.util
+import json
 import logging
+import os
 import re
+import types
 from collections import Counter
 from decimal import Decimal
 from functools import cache, lru_cache
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -48,12 +54,16 @@ ERRORS: Counter[str] = Counter()  # library errors caught, by reader (a text tha
 
 @cache
 def _importable(module: str) -> bool:
+    """Whether ``module`` is installed: found, not imported (a search that reads no amount in
+    words must not pay for ``text_to_num``, nor for ``babel`` when the currency lexicon is
+    cached). A library found but broken fails in its reader, which returns ``[]``."""
     try:
-        __import__(module)
-    except ImportError:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
         log.warning("lifelong.readers: %s is not installed; its reader returns nothing", module)
-        return False
-    return True
+    return found
 
 
 def missing(reader: str) -> tuple[str, ...]:
@@ -206,11 +216,106 @@ CURRENCY_LOCALES: tuple[str, ...] = (
 _NUMBER = re.compile(r"(?<![\w.,'’])\d+(?:[.,'’]\d+)*(?:[ \u00a0\u202f]\d{3}(?!\d))*")
 
 
+Lexicon = tuple[dict[str, str], dict[str, str], dict[str, tuple[Decimal, bool, bool]], int]
+
+
 @lru_cache(maxsize=1)
-def _currency_lexicon() -> tuple[dict[str, str], dict[str, str], dict[str, tuple[Decimal, bool, bool]], int]:
+def _currency_lexicon() -> Lexicon:
     """(symbols and ISO codes as written -> code, currency names in lower case -> code,
     magnitude words -> (factor, written after a space, a short form), the longest key) from
-    babel's CLDR data for :data:`CURRENCY_LOCALES`."""
+    babel's CLDR data for :data:`CURRENCY_LOCALES`.
+
+    Reading 22 locales' CLDR data takes babel ~150 ms, paid by every process that reads an
+    amount (every search in mode current, through :func:`lifelong.facts.typed_values`): the
+    lexicon is kept in :func:`lexicon_cache_path`, keyed by what it is made of (babel's files,
+    the locales, today's date, this code), and rebuilt when the key changes. A cache that
+    cannot be read or written is ignored (the lexicon is then built, as without one)."""
+    key = _lexicon_key()
+    path = lexicon_cache_path()
+    cached = _read_lexicon(path, key) if path else None
+    if cached is not None:
+        return cached
+    lexicon = _build_currency_lexicon()
+    if path:
+        _write_lexicon(path, key, lexicon)
+    return lexicon
+
+
+def lexicon_cache_path() -> Path | None:
+    """Where the currency lexicon is cached: ``$XDG_CACHE_HOME/lifelong/`` (default
+    ``~/.cache/lifelong/``); None when no such folder can be named."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    try:
+        root = Path(base) if base else Path.home() / ".cache"
+    except RuntimeError:  # no home directory
+        return None
+    return root / "lifelong" / "currency-lexicon.json"
+
+
+def _lexicon_key() -> str:
+    """What the lexicon is made of: babel's installed files (their path, size and time),
+    :data:`CURRENCY_LOCALES`, today's date (the currencies in use) and the code that builds it."""
+    parts: list[object] = [CURRENCY_LOCALES, dt.date.today().isoformat()]
+    spec = importlib.util.find_spec("babel")
+    for name in ("__init__.py", "core.py", "numbers.py", "global.dat"):
+        path = Path(spec.origin).parent / name if spec and spec.origin else None
+        try:
+            st = path.stat() if path else None
+        except OSError:
+            st = None
+        parts.append((str(path), st.st_size, st.st_mtime_ns) if st else None)
+    parts += [
+        _code_text(fn.__code__) for fn in (_build_currency_lexicon, _currencies_in_use, _territory_currency)
+    ]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _code_text(code: types.CodeType) -> str:
+    """A function's bytecode and constants as text that is the same in every process (a nested
+    function's code object is written out, not its address)."""
+    consts = [_code_text(c) if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts]
+    return f"{code.co_code.hex()}:{code.co_names}:{consts}"
+
+
+def _read_lexicon(path: Path, key: str) -> Lexicon | None:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        if data.get("key") != key:
+            return None
+        magnitudes = {k: (Decimal(f), bool(s), bool(sh)) for k, (f, s, sh) in data["magnitudes"].items()}
+        return dict(data["symbols"]), dict(data["names"]), magnitudes, int(data["longest"])
+    except (OSError, ValueError, KeyError, TypeError, ArithmeticError):
+        return None
+
+
+def _write_lexicon(path: Path, key: str, lexicon: Lexicon) -> None:
+    """Written whole or not at all (a temporary file renamed), so a reader never sees half."""
+    symbols, names, magnitudes, longest = lexicon
+    data = {
+        "key": key,
+        "symbols": symbols,
+        "names": names,
+        "magnitudes": {k: [str(f), s, sh] for k, (f, s, sh) in magnitudes.items()},
+        "longest": longest,
+    }
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".currency-lexicon.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, ensure_ascii=False)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        log.debug("lifelong.readers: currency lexicon not cached (%s)", exc)
+
+
+def _build_currency_lexicon() -> Lexicon:
+    """What :func:`_currency_lexicon` returns, read from babel."""
     from babel import Locale
 
     current = _currencies_in_use()
@@ -325,9 +430,9 @@ def amounts(text: str, *, words: bool = True) -> list[tuple[Decimal, str | None]
     short magnitude ("12k budget": no currency)."""
     if not text or missing("amounts"):
         return []
-    from price_parser import Price
-
     try:
+        from price_parser import Price
+
         if words:
             text = _digits_for_words(text)
         out: list[tuple[Decimal, str | None]] = []

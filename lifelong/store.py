@@ -11,20 +11,25 @@ sqlite-vec is not loaded: ``python -m evals.vec_backends`` measures why.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import filelock
 import sqlean
-import sqlite_utils
-from sqlite_utils.migrations import Migrations
+
+if TYPE_CHECKING:
+    import sqlite_utils
+    from sqlite_utils.migrations import Migrations
 
 # 64 MB of page cache per connection (allocated as used): FTS5 ranking reads a docsize row per
 # match, and the default 2 MB made a 100k-chunk lexical query ~30% slower
 CACHE_PRAGMA = "PRAGMA cache_size = -65536"
+# the key of the code whose migrations were last found all applied (see Store.migrated)
+MIGRATED_TABLE = "_lifelong_migrated"
 
 
 class Store:
@@ -41,15 +46,64 @@ class Store:
         self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute(CACHE_PRAGMA)
         self.conn.execute("PRAGMA foreign_keys = ON")
-        self.db = sqlite_utils.Database(self.conn)
         self.lock = threading.RLock()
         self._reader: Any = None
         self.reader_lock = threading.Lock()  # one statement at a time on the reader
+
+    @cached_property
+    def db(self) -> sqlite_utils.Database:
+        """The connection as a sqlite-utils ``Database`` (made on first use: sqlite-utils imports
+        numpy when it is installed, which a search over an up-to-date index never needs)."""
+        import sqlite_utils
+
+        return sqlite_utils.Database(self.conn)
 
     @property
     def sqlite_version(self) -> str:
         version: str = self.conn.execute("select sqlite_version()").fetchone()[0]
         return version
+
+    def _migrated_key(self, code_key: str) -> str | None:
+        """``code_key`` (what decides which migrations exist) with every migration applied."""
+        try:
+            applied = self.conn.execute(
+                "SELECT migration_set, name FROM _sqlite_migrations ORDER BY migration_set, name"
+            ).fetchall()
+        except sqlean.OperationalError:  # no migration applied yet
+            return None
+        return hashlib.sha256(repr((code_key, applied)).encode()).hexdigest()
+
+    def migrated(self, code_key: str) -> bool:
+        """Whether :meth:`migrate` found nothing pending for the code ``code_key`` names (see
+        ``Host.migrations_key``) and no applied migration was undone since: then opening the
+        index imports no plugin's migrations, nor sqlite-utils."""
+        key = self._migrated_key(code_key) if self.path is not None else None
+        if key is None:
+            return False
+        try:
+            row = self.conn.execute(f"SELECT 1 FROM {MIGRATED_TABLE} WHERE key = ?", (key,)).fetchone()
+        except sqlean.OperationalError:  # an index no process has marked yet
+            return False
+        return row is not None
+
+    def mark_migrated(self, code_key: str) -> None:
+        """Record that every migration the code ``code_key`` names is applied (after
+        :meth:`migrate`). Skipped, not waited for, when another process is writing: the next
+        open checks the migrations again."""
+        key = self._migrated_key(code_key) if self.path is not None else None
+        if key is None:
+            return
+        with self.lock:
+            try:
+                self.conn.execute("PRAGMA busy_timeout = 0")
+                with self.write() as conn:
+                    conn.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATED_TABLE} (key TEXT PRIMARY KEY)")
+                    conn.execute(f"DELETE FROM {MIGRATED_TABLE}")
+                    conn.execute(f"INSERT INTO {MIGRATED_TABLE} (key) VALUES (?)", (key,))
+            except sqlean.OperationalError:  # busy or read-only: nothing is recorded
+                pass
+            finally:
+                self.conn.execute("PRAGMA busy_timeout = 30000")
 
     def migrate(self, migration_sets: list[Migrations]) -> None:
         """Apply every pending migration. Processes opening a new or older index at the same
@@ -61,6 +115,8 @@ class Store:
             for migrations in migration_sets:
                 migrations.apply(self.db)
             return
+        import filelock
+
         with filelock.FileLock(str(self.path) + ".migrate.lock", timeout=600):
             for migrations in migration_sets:
                 migrations.apply(self.db)  # re-reads what is pending, now under the lock

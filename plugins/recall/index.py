@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from lifelong.contracts import Embedder, FileChanges, PluginContext
 from lifelong.errors import InputError, LifelongError, LockedError
+from lifelong.lazy import numpy as np
 from lifelong.markdown import strip_comments
 from lifelong.privacy import PRIVATE_CORPUS, is_private
 from lifelong.text import fts_text

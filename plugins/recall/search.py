@@ -17,10 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
 from lifelong import clock
 from lifelong.contracts import Candidate, SearchRequest
+from lifelong.lazy import numpy as np
 from lifelong.markdown import estimate_tokens, strip_comments
 from lifelong.privacy import corpus_predicate
 from lifelong.text import fold, is_stopword, jaccard, stem, words

@@ -9,7 +9,6 @@ from lifelong import clock
 from lifelong.contracts import MEMORY_GET, MEMORY_INDEX, MEMORY_SEARCH, Corpus, PluginContext, ValidityMode
 from lifelong.errors import InputError, LifelongError
 from lifelong.privacy import is_private_text
-from lifelong.safety import neutralise_json
 
 from .index import RecallIndex, is_generated_path
 from .search import Searcher, SearchOutcome, SearchRequest, result_json
@@ -148,6 +147,8 @@ def memory_search(ctx: PluginContext, **args: Any) -> dict[str, Any]:
     tz = ctx.workspace.timezone
     results = [result_json(c, cfg["snippet_chars"], tz=tz, query=req.query) for c in outcome.results]
     if cfg["redact_tool_results"]:  # what a tool returns goes to a model (and its provider)
+        from lifelong.safety import neutralise_json  # not imported by a CLI search: it prints exact
+
         for r in results:
             for field in ("snippet", "heading", "extra"):
                 if field in r:
@@ -164,6 +165,8 @@ def memory_get(ctx: PluginContext, **args: Any) -> dict[str, Any]:
     except LifelongError as exc:
         return {"error": str(exc)}
     if ctx.config(PLUGIN)["redact_tool_results"]:  # `lifelong get` (read_lines) stays exact
+        from lifelong.safety import neutralise_json
+
         got["text"] = neutralise_json(got["text"])
     return got
 

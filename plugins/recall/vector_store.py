@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-import numpy as np
-
 from lifelong import clock
 from lifelong.contracts import Embedder, EmbeddingUnavailable
+from lifelong.lazy import numpy as np
 
 from .chunking import sentence_texts
 from .vectors import (
@@ -87,7 +86,7 @@ def embed_text(text: str) -> str:
     return text if len(text) <= EMBED_MAX_CHARS else text[:EMBED_MAX_CHARS]
 
 
-SENTENCE_DTYPE = np.float16  # how a unit's sentence vectors are stored (see sentence_blob)
+SENTENCE_DTYPE = "float16"  # how a unit's sentence vectors are stored (see sentence_blob): a numpy dtype name
 
 
 def sentence_blob(vectors: list[bytes]) -> bytes:

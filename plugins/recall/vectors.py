@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
+from lifelong.lazy import numpy as np
 
 CENTROID_KEY = "vector_centroid"
 CENTROID_MIN_VECTORS = 32
@@ -47,7 +47,7 @@ def hamming(words: np.ndarray, query_code: np.ndarray) -> np.ndarray:
     return dist
 
 
-FAR = np.iinfo(np.uint16).max  # distance given to removed codes (real ones are at most 384)
+FAR = 65535  # np.iinfo(np.uint16).max: distance given to removed codes (real ones are at most 384)
 
 
 def smallest(dist: np.ndarray, k: int) -> np.ndarray:
@@ -152,7 +152,7 @@ class CodeMatrix:
         )
 
 
-CodeDelta = tuple[np.ndarray, np.ndarray, np.ndarray]  # removed ids, added ids, added words (w, k)
+CodeDelta = tuple["np.ndarray", "np.ndarray", "np.ndarray"]  # removed ids, added ids, added words (w, k)
 
 
 class CodeCache:

@@ -12,16 +12,18 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lifelong.contracts import RecallStore
 from lifelong.errors import LockedError
-from lifelong.journal import Journal
 from lifelong.markdown import parse_blocks, split_lines, strip_comments
 from lifelong.text import fold
 from lifelong.workspace import Workspace, find_regions
 
 from .decide import Fact
+
+if TYPE_CHECKING:
+    from lifelong.journal import Journal
 
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _POINTER = re.compile(r"\s*\(superseded by .*\)\s*$")

@@ -18,13 +18,15 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lifelong.contracts import Candidate, FileChanges, PluginContext, SearchRequest
 from lifelong.facts import differing_values, restates_with_new_value, typed_values
-from lifelong.journal import Journal
 
 from . import ledger
+
+if TYPE_CHECKING:
+    from lifelong.journal import Journal
 
 PLUGIN = "supersede"
 
@@ -197,6 +199,8 @@ def strike_pending(ctx: PluginContext) -> int:
         " AND NOT EXISTS (SELECT 1 FROM supersede_events s WHERE s.fact_id = e.fact_id"
         " AND s.event IN ('struck', 'strike-skipped') AND s.id > e.id)"
     ).fetchall()
+    from lifelong.journal import Journal  # only when a struck item is written (a search never is)
+
     done = 0
     for fid, path, text, line, pointer in pending:
         now = ctx.now()

@@ -110,3 +110,59 @@ def test_odd_text_never_raises(text: str) -> None:
             readers.statements(text, engine=engine, unit=unit)
     if readers.available("dates"):
         readers.dates(text, dt.date(2025, 9, 10))
+
+
+def test_the_currency_lexicon_is_cached_per_user_and_read_back_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first process builds the lexicon from babel and writes it to $XDG_CACHE_HOME; the next
+    reads it back equal (the same keys, codes and Decimal factors) without babel; a cache made
+    for other inputs (another key) or a damaged file is rebuilt, never believed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    built = readers._build_currency_lexicon()
+    readers._currency_lexicon.cache_clear()
+    try:
+        assert readers._currency_lexicon() == built
+        path = tmp_path / "lifelong" / "currency-lexicon.json"
+        assert readers.lexicon_cache_path() == path and path.is_file()
+        key = readers._lexicon_key()
+        read = readers._read_lexicon(path, key)
+        assert read == built
+        assert [str(f) for f, _, _ in read[2].values()] == [str(f) for f, _, _ in built[2].values()]
+        assert readers._read_lexicon(path, "another key") is None
+        path.write_text("{not json", "utf-8")
+        assert readers._read_lexicon(path, key) is None
+        readers._currency_lexicon.cache_clear()
+        assert readers._currency_lexicon() == built  # rebuilt and written again
+        assert readers._read_lexicon(path, key) == built
+    finally:
+        readers._currency_lexicon.cache_clear()
+
+
+def test_an_unwritable_cache_folder_costs_the_build_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", "utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    readers._currency_lexicon.cache_clear()
+    try:
+        assert readers.amounts("paid €1.200,50 and 3k") == [
+            (Decimal("1200.50"), "EUR"),
+            (Decimal(3000), None),
+        ]
+    finally:
+        readers._currency_lexicon.cache_clear()
+
+
+def test_the_lexicon_key_is_the_same_in_every_process() -> None:
+    """The key names code by its bytecode, not by object addresses, so a second process finds
+    the first one's cache."""
+    code = "from lifelong import readers; print(readers._lexicon_key())"
+    keys = {
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(2)
+    }
+    assert len(keys) == 1 and len(keys.pop().strip()) == 64

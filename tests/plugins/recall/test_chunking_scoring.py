@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from lifelong_plugins.recall.chunking import chunk_markdown, estimate_tokens
 from lifelong_plugins.recall.scoring import (
     Candidate,
@@ -197,9 +198,15 @@ def test_quorum_rank_over_divisor_equals_or_rank_for_full_matches() -> None:
     assert abs(quorum[2] / plan.quorum_divisor - plain[2]) < 1e-9  # a full match scores as under OR
 
 
-def test_mmr_matches_the_plain_set_based_algorithm() -> None:
-    """The matrix-based MMR picks exactly what the textbook loop over set Jaccard picks."""
+@pytest.mark.parametrize("on_sets", [True, False], ids=["python-sets", "numpy-bits"])
+def test_mmr_matches_the_plain_set_based_algorithm(on_sets: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both MMR paths (Python sets in a process without numpy, numpy's bit rows) pick
+    exactly what the textbook loop over set Jaccard picks."""
     import random
+
+    from lifelong_plugins.recall import scoring
+
+    monkeypatch.setattr(scoring, "_on_sets", lambda n: on_sets)
 
     from lifelong_plugins.recall.scoring import token_set
 
@@ -228,3 +235,40 @@ def test_mmr_matches_the_plain_set_based_algorithm() -> None:
         ]
         got = [(c.chunk_id, c.mmr_penalty) for c in mmr(cands, lam=0.7, limit=10, drop_above=0.6)]
         assert got == reference(cands, 0.7, 10, 0.6), trial
+
+
+def test_the_two_mmr_paths_give_the_same_picks_penalties_values_and_dates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """mmr_order over Python sets (what an FTS-only CLI search runs, without numpy) and over
+    numpy bit rows yield the same candidates, penalties and values, stop at the same floor, and
+    give the dropped duplicates' days to the same picks."""
+    import random
+
+    from lifelong_plugins.recall import scoring
+
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(25)] + ["the", "and"]
+
+    def pool(seed: int) -> list[Candidate]:
+        r = random.Random(seed)
+        out = []
+        for i in range(r.randint(1, 60)):
+            c = _cand(i, " ".join(r.choices(words, k=r.randint(0, 8))), round(r.random(), 3))
+            c.source_date = None if r.random() < 0.2 else float(86400 * r.randint(1, 5))
+            c.evergreen = r.random() < 0.1
+            out.append(c)
+        return out
+
+    def run(on_sets: bool, seed: int, floor: float | None) -> list[tuple[object, ...]]:
+        monkeypatch.setattr(scoring, "_on_sets", lambda n: on_sets)
+        cands = pool(seed)
+        walked = [
+            (c.chunk_id, penalty, value)
+            for c, penalty, value in scoring.mmr_order(cands, lam=0.7, drop_above=0.5, floor=floor)
+        ]
+        return walked + [(c.chunk_id, c.also_dates) for c in cands]
+
+    for trial in range(40):
+        seed, floor = rng.randint(0, 10**6), rng.choice([None, 0.3, 0.8])
+        assert run(True, seed, floor) == run(False, seed, floor), trial
