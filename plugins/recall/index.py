@@ -255,6 +255,7 @@ class SyncReport:
     cache_hits: int = 0  # chunk texts found in the embedding cache
     units_embedded: int = 0  # unit texts embedded (a unit equal to its chunk's text is not)
     sentences_embedded: int = 0  # the units' sentence texts embedded
+    embed_seconds: dict[str, float] = field(default_factory=dict)  # time in the model by pass
     skipped: dict[str, str] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)  # indexed, with a caveat (path -> what)
     elapsed_ms: float = 0.0
@@ -269,6 +270,7 @@ class SyncReport:
             "embedding_cache_hits": self.cache_hits,
             "units_embedded": self.units_embedded,
             "sentences_embedded": self.sentences_embedded,
+            "embed_seconds": {k: round(v, 2) for k, v in self.embed_seconds.items()},
             "skipped": self.skipped,
             "notes": self.notes,
             "elapsed_ms": round(self.elapsed_ms, 1),
@@ -690,6 +692,8 @@ class RecallIndex:
         report.units_embedded += out.units_embedded
         report.sentences_embedded += out.sentences_embedded
         report.cache_hits += out.cache_hits
+        for kind, seconds in out.seconds.items():
+            report.embed_seconds[kind] = report.embed_seconds.get(kind, 0.0) + seconds
         if out.failed:
             self._embedder_failed = out.failed
             report.vectors = f"failed ({out.failed}); search is FTS-only until the next successful index"
@@ -699,6 +703,11 @@ class RecallIndex:
         self._warn(embedder.status_warning())
         if out.left:
             report.vectors = f"partial: {out.left} chunk(s) wait for vectors (`lifelong index` finishes them)"
+        elif out.units_left:
+            report.vectors = (
+                f"partial: every chunk has its vector; {out.units_left} unit(s) wait for their own or "
+                "their sentences' vectors (`lifelong index` finishes them)"
+            )
 
     def _delete_file(self, rel: str) -> int:
         conn = self.store.conn
@@ -882,6 +891,17 @@ class RecallIndex:
             return 0
         return self.store.conn.execute(
             "SELECT count(*) FROM unit_vectors WHERE sentences IS NULL"
+        ).fetchone()[0]
+
+    def pending_units(self) -> int:
+        """Units without their own vector while a sync's embedding is unfinished (0 when none
+        is): an embedding pass stores every chunk's vector before any unit's, so a paused or
+        killed one leaves units scored by their chunk's cosine until ``lifelong index``."""
+        if not self.config["unit_vectors"] or self.meta(PENDING_KEY) is None:
+            return 0
+        return self.store.conn.execute(
+            "SELECT count(*) FROM units u JOIN chunks c ON c.id = u.chunk_id"
+            " LEFT JOIN unit_vectors v ON v.unit_id = u.id WHERE v.unit_id IS NULL AND NOT c.lexical_only"
         ).fetchone()[0]
 
     def pending_vectors(self) -> int:

@@ -42,6 +42,7 @@ def recall_status(ctx: PluginContext) -> StatusReport:
     configured = str(emb_config.get("provider", "local"))
     behind = idx.needs_sync()
     pending = idx.pending_vectors()
+    units_pending = idx.pending_units()
     sentences = idx.pending_sentences()
     private = conn.execute("SELECT count(DISTINCT path) FROM chunks WHERE corpus = 'private'").fetchone()[0]
     indexed = int(files.get("indexed", 0))
@@ -54,6 +55,10 @@ def recall_status(ctx: PluginContext) -> StatusReport:
         summary.append(
             f"{pending} chunk(s) wait for vectors (searched by BM25 until `lifelong index` finishes)"
         )
+    if units_pending:
+        summary.append(
+            f"{units_pending} unit(s) wait for their own vectors (scored by their chunk's vector meanwhile)"
+        )
     if sentences:
         summary.append(
             f"{sentences} unit(s) wait for sentence vectors (scored by their own vector meanwhile)"
@@ -65,6 +70,8 @@ def recall_status(ctx: PluginContext) -> StatusReport:
     steps = []
     if pending and not behind:
         steps.append(f"lifelong index  ({pending} chunk(s) wait for vectors)")
+    elif units_pending and not behind:
+        steps.append(f"lifelong index  ({units_pending} unit(s) wait for vectors)")
     elif sentences and not behind:
         steps.append(f"lifelong index  ({sentences} unit(s) wait for sentence vectors)")
     if behind:
@@ -84,6 +91,7 @@ def recall_status(ctx: PluginContext) -> StatusReport:
             "vectors": vectors,
             "vectors_pending": pending,
             "chunks_lexical_only": lexical,
+            "units_pending": units_pending,
             "sentences_pending": sentences,
             "files_private": private,
             "embedder": embedder,

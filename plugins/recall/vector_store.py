@@ -76,6 +76,8 @@ class EmbedOutcome:
     cache_hits: int = 0  # chunk texts found in the embedding cache
     stored: int = 0  # chunk vectors stored
     left: int = 0  # chunks still without a vector (budget spent, or the model failed)
+    units_left: int = 0  # units still without their own or their sentences' vectors
+    seconds: dict[str, float] = field(default_factory=dict)  # time in the model, by pass
     failed: str | None = None  # the model's error, when it failed
     warnings: list[str] = field(default_factory=list)
 
@@ -100,6 +102,59 @@ def sentence_blob(vectors: list[bytes]) -> bytes:
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+Batch = tuple[str, list[PendingChunk], list[PendingUnit]]  # pass, chunks, units
+
+
+def plan_batches(
+    chunks: list[PendingChunk],
+    units: list[PendingUnit],
+    derived: dict[int, list[int]],
+    cached: dict[str, bytes] | set[str],
+) -> list[Batch]:
+    """The batches of an embedding pass, in order (pure): ``chunks`` (every chunk whose vector is
+    an embedding of its text), then ``units`` (each unit's own vector; a chunk whose vector is its
+    units' mean goes with its units), then ``sentences`` (the units whose sentence vectors are not
+    all cached, each with its unit, whose vector the unit pass stored). About
+    :data:`BATCH_TEXTS` texts to embed a batch (cached ones cost nothing and fill no batch)."""
+    batches: list[Batch] = []
+
+    def cut(kind: str, items: list[tuple[list[PendingChunk], list[PendingUnit], int]]) -> None:
+        cur_c: list[PendingChunk] = []
+        cur_u: list[PendingUnit] = []
+        size = 0
+        for cs, us, cost in items:
+            cur_c.extend(cs)
+            cur_u.extend(us)
+            size += cost
+            if size >= BATCH_TEXTS:
+                batches.append((kind, cur_c, cur_u))
+                cur_c, cur_u, size = [], [], 0
+        if cur_c or cur_u:
+            batches.append((kind, cur_c, cur_u))
+
+    own = [c for c in chunks if c.id not in derived]
+    cut("chunks", [([c], [], int(c.embed_hash not in cached)) for c in own])
+    by_chunk: dict[int, list[PendingUnit]] = {}
+    for u in units:
+        by_chunk.setdefault(u.chunk_id, []).append(u)
+    mean_of = {c.id: c for c in chunks if c.id in derived}
+    items: list[tuple[list[PendingChunk], list[PendingUnit], int]] = []
+    for cid, us in by_chunk.items():
+        items.append(
+            ([mean_of[cid]] if cid in mean_of else [], us, sum(u.embed_hash not in cached for u in us))
+        )
+    items.extend(([c], [], 0) for cid, c in mean_of.items() if cid not in by_chunk)
+    cut("units", items)
+    due = [u for u in units if u.sentences and any(h not in cached for h in u.sentence_hashes)]
+    cut("sentences", [([], [u], sum(h not in cached for h in u.sentence_hashes)) for u in due])
+    return batches
+
+
+def _left(batches: list[Batch]) -> tuple[int, int]:
+    """(chunks, units) the ``batches`` would have given vectors."""
+    return sum(len(b[1]) for b in batches), len({u.id for b in batches for u in b[2]})
 
 
 class VectorStore:
@@ -207,7 +262,13 @@ class VectorStore:
         no transaction open; each batch's rows go in one short write transaction, and only for
         chunks and units that still exist with the same text (another sync may have replaced
         them meanwhile). ``budget_s``: stop after the batch that passes it, leaving the rest
-        marked pending. Clears the pending mark when done, if it still holds ``token``."""
+        marked pending. Clears the pending mark when done, if it still holds ``token``.
+
+        The work goes in three passes, the most useful vectors first (a search uses whatever is
+        stored; :meth:`plan_batches`): every chunk's vector (the vector leg then covers every
+        chunk), then the units' own vectors (a unit without one is scored with its chunk's
+        cosine), then the units' sentence vectors (a unit without them scores its own cosine).
+        A budget or a kill therefore leaves the least useful work pending."""
         out = EmbedOutcome()
         provider, model = embedder.provider, embedder.model
         started = time.monotonic()
@@ -222,34 +283,8 @@ class VectorStore:
         chunk_hashes = {c.embed_hash for c in chunks if c.id not in derived}
         todo = sum(1 for h in chunk_hashes | unit_hashes | sentence_hashes if h not in cached)
         done_texts = 0
-        # batches follow the chunks, each with its units, so a chunk whose vector is its units'
-        # mean is stored with them; units of chunks not pending come last
-        groups: list[tuple[list[PendingChunk], list[PendingUnit]]] = []
-        current: tuple[list[PendingChunk], list[PendingUnit]] = ([], [])
-        size = 0
-        listed = {c.id for c in chunks}
-        orphans = [u for u in units if u.chunk_id not in listed]
-        for c in chunks:
-            mine = units_of.get(c.id, [])
-            current[0].append(c)
-            current[1].extend(mine)
-            size += (0 if c.id in derived else 1) + sum(1 + len(u.sentences or ()) for u in mine)
-            if size >= BATCH_TEXTS:
-                groups.append(current)
-                current, size = ([], []), 0
-        batch: list[PendingUnit] = []
-        batch_size = 0
-        for u in orphans:
-            batch.append(u)
-            batch_size += 1 + len(u.sentences or ())
-            if batch_size >= BATCH_TEXTS:
-                groups.append(([], batch))
-                batch, batch_size = [], 0
-        if batch:
-            groups.append(([], batch))
-        if current[0] or current[1]:
-            groups.append(current)
-        for n, (gchunks, gunits) in enumerate(groups):
+        groups = plan_batches(chunks, units, derived, cached)
+        for n, (kind, gchunks, gunits) in enumerate(groups):
             need: dict[str, str] = {}
             for c in gchunks:
                 if c.id not in derived and c.embed_hash not in cached:
@@ -257,17 +292,20 @@ class VectorStore:
             for u in gunits:
                 if u.embed_hash not in cached:
                     need.setdefault(u.embed_hash, u.text)
-                for h, t in zip(u.sentence_hashes, u.sentences or (), strict=True):
-                    if h not in cached:
-                        need.setdefault(h, t)
+                if kind == "sentences":
+                    for h, t in zip(u.sentence_hashes, u.sentences or (), strict=True):
+                        if h not in cached:
+                            need.setdefault(h, t)
             fresh: list[tuple[str, bytes]] = []
             if need:
+                began = time.monotonic()
                 try:
                     vecs = embedder.embed_passages([embed_text(t) for t in need.values()])
                 except EmbeddingUnavailable as exc:
                     out.failed = str(exc)
-                    out.left = sum(len(g[0]) for g in groups[n:])
+                    out.left, out.units_left = _left(groups[n:])
                     return out
+                out.seconds[kind] = out.seconds.get(kind, 0.0) + time.monotonic() - began
                 fresh = [(h, to_blob(v)) for h, v in zip(need, vecs, strict=True)]
                 cached.update(fresh)
                 out.embedded += sum(1 for h in need if h in chunk_hashes)
@@ -280,11 +318,12 @@ class VectorStore:
                     progress("embed", min(done_texts, todo), todo)
             out.stored += self._store_batch(provider, model, fresh, gchunks, gunits, cached, derived)
             if budget_s is not None and time.monotonic() - started > budget_s and n + 1 < len(groups):
-                out.left = sum(len(g[0]) for g in groups[n + 1 :])
+                out.left, out.units_left = _left(groups[n + 1 :])
                 if log:
                     log(
                         f"embedding paused after {time.monotonic() - started:.0f} s with {out.left} chunk(s) "
-                        "left; searches use BM25 for them until `lifelong index` finishes"
+                        f"and {out.units_left} unit(s) left; searches use BM25 (and chunk cosines) for them "
+                        "until `lifelong index` finishes"
                     )
                 return out
         with self.store.write():
@@ -342,8 +381,11 @@ class VectorStore:
             alive_chunks = self._alive("chunks", [(c.id, c.embed_hash) for c in chunks])
             alive_units = self._alive("units", [(u.id, u.embed_hash) for u in units])
             unit_blob = {u.id: cached[u.embed_hash] for u in units if u.id in alive_units}
+            # a unit's sentence vectors once all of them are at hand (NULL meanwhile: still due)
             unit_sentences = {
-                u.id: None if u.sentences is None else sentence_blob([cached[h] for h in u.sentence_hashes])
+                u.id: None
+                if u.sentences is None or any(h not in cached for h in u.sentence_hashes)
+                else sentence_blob([cached[h] for h in u.sentence_hashes])
                 for u in units
                 if u.id in alive_units
             }

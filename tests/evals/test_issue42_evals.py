@@ -31,3 +31,18 @@ def test_the_month_states_each_rule_once_and_asks_what_to_do() -> None:
         # tone" reads as one, but only the user's lines are boosted: test_stable_ranking.py)
         assert not states_preference(asked) and len(advice) == 3
         assert sum(asks_advice(q) for q in questions) >= 1, questions
+
+
+def test_the_generated_year_has_every_day_at_about_the_asked_size(tmp_path) -> None:
+    from lifelong_evals.bench_index import write_year
+
+    from lifelong.markdown import estimate_tokens
+
+    files = write_year(tmp_path, 40_000)
+    assert len(files) == 365 and all((tmp_path / rel).read_text("utf-8") == t for rel, t in files.items())
+    total = sum(estimate_tokens(t) for t in files.values())
+    assert 35_000 <= total <= 80_000  # a day ends with the section that passes its size (~80 tokens)
+    text = "\n".join(files.values())
+    # the shapes of a year of notes: statements a line, journal paragraphs, speakers, tables, code
+    assert "## Journal" in text and "**" in text and "| item | owner | amount |" in text and "```bash" in text
+    assert write_year(tmp_path / "again", 40_000) == files  # seeded

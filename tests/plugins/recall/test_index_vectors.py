@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 import sqlean
-from lifelong_plugins.recall import service
+from lifelong_plugins.recall import service, vector_store
 from lifelong_plugins.recall.vector_store import EMBED_MAX_CHARS, PENDING_KEY
 
 from lifelong import clock
@@ -105,7 +105,8 @@ def test_the_model_runs_with_no_write_transaction_open(make_host) -> None:
     assert service.index_for(host.ctx).meta(PENDING_KEY) is None
 
 
-def test_a_killed_sync_keeps_its_batches_and_the_next_one_finishes(make_host) -> None:
+def test_a_killed_sync_keeps_its_batches_and_the_next_one_finishes(make_host, monkeypatch) -> None:
+    monkeypatch.setattr(vector_store, "BATCH_TEXTS", 16)  # the 41 chunks take three batches
     host = make_host(dailies(40))
     emb = watch(host, stop_after=1)
     idx = service.index_for(host.ctx)
@@ -135,7 +136,8 @@ def test_a_killed_sync_keeps_its_batches_and_the_next_one_finishes(make_host) ->
     assert idx.pending_vectors() == 0
 
 
-def test_an_embedding_budget_pauses_and_status_says_what_waits(make_host) -> None:
+def test_an_embedding_budget_pauses_and_status_says_what_waits(make_host, monkeypatch) -> None:
+    monkeypatch.setattr(vector_store, "BATCH_TEXTS", 16)
     host = make_host(dailies(40))
     watch(host)
     idx = service.index_for(host.ctx)
@@ -150,6 +152,76 @@ def test_an_embedding_budget_pauses_and_status_says_what_waits(make_host) -> Non
     with clock.pinned(NOW):
         idx.sync()
     assert idx.pending_vectors() == 0
+
+
+def test_every_chunk_gets_its_vector_before_any_unit_and_units_before_sentences(make_host) -> None:
+    # two sentences a line: each unit also has sentence vectors
+    files = {
+        f"memory/2026-01-{d:02d}.md": f"# 2026-01-{d:02d}\n\n"
+        + "".join(f"- Item {d}.{i} went to the kiln. The harbour plan {d * 7 + i} waits.\n" for i in range(3))
+        for d in range(1, 21)
+    }
+    host = make_host(files)
+    emb = watch(host)
+    seen: list[tuple[int, int, int]] = []
+    inner = emb.inner
+
+    class Observed:  # what another connection sees before each call into the model
+        def __getattr__(self, name: str) -> Any:
+            return getattr(inner, name)
+
+        def embed_passages(self, texts: list[str]) -> np.ndarray:
+            other = sqlean.connect(str(host.store.path))
+            seen.append(
+                (
+                    other.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0],
+                    other.execute("SELECT count(*) FROM unit_vectors").fetchone()[0],
+                    other.execute("SELECT count(*) FROM unit_vectors WHERE length(sentences) > 0").fetchone()[
+                        0
+                    ],
+                )
+            )
+            other.close()
+            return inner.embed_passages(texts)
+
+    emb.inner = Observed()
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW):
+        report = idx.sync()
+    chunks, vectors, units_without = counts(host)
+    assert report.vectors == "ok" and vectors == chunks and units_without == 0
+    assert idx.pending_sentences() == 0 and report.sentences_embedded == 120  # 20 days x 3 lines x 2
+    assert set(report.embed_seconds) == {"chunks", "units", "sentences"}
+    # the first call embeds chunks; no unit vector is stored before every chunk has one, and no
+    # sentence vector before every unit has its own
+    assert seen[0] == (0, 0, 0)
+    units = host.store.conn.execute("SELECT count(*) FROM units").fetchone()[0]
+    assert all(u == 0 or c == chunks for c, u, _ in seen)
+    assert all(s == 0 or u == units for _, u, s in seen)
+    assert any(c == chunks and u == 0 for c, u, _ in seen) and any(u == units and s == 0 for _, u, s in seen)
+
+
+def test_a_pass_paused_after_the_chunks_leaves_units_to_the_next_index(make_host) -> None:
+    host = make_host(dailies(20))
+    watch(host)
+    idx = service.index_for(host.ctx)
+    with clock.pinned(NOW):
+        report = idx.sync(embed_budget_s=0)  # stops after the first batch: all 21 chunks
+    chunks, vectors, units_without = counts(host)
+    assert vectors == chunks and units_without > 0
+    assert report.vectors.startswith("partial: every chunk has its vector")
+    assert idx.pending_vectors() == 0 and idx.pending_units() == units_without
+    recall = next(r for r in host.call("status_report", ctx=host.ctx) if r and r.plugin == "recall")
+    assert recall.data["units_pending"] == units_without
+    assert any("unit(s) wait for their own vectors" in s for s in recall.summary)
+    with clock.pinned(NOW):  # the vector leg already serves every chunk
+        hits = service.run_search(
+            host.ctx, service.make_request(host.ctx, query="orchard plan item 58")
+        ).results
+    assert hits and hits[0].path == "memory/2026-01-09.md"
+    with clock.pinned(NOW):
+        report = idx.sync()
+    assert report.vectors == "ok" and counts(host)[2] == 0 and idx.pending_units() == 0
 
 
 def test_one_enormous_chunk_is_embedded_from_a_bounded_text(make_host) -> None:
