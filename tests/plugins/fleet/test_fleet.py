@@ -94,6 +94,7 @@ def worker(
     """A `lifelong fleet worker` (one process) in its own process group."""
     argv = [sys.executable, "-m", "lifelong", "--now", now, "fleet", "worker", "--processes", "1"]
     argv += ["--redis", redis_url, "--max-retries", "1", "--min-backoff", "200", "--heartbeat", "2000"]
+    argv += ["--lease", "3000"]
     proc = subprocess.Popen(
         argv,
         env={**os.environ, **(env or {})},
