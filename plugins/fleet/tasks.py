@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -162,6 +163,7 @@ def run_night(
 
     renewer = threading.Thread(target=renew, name="lifelong-fleet-lease", daemon=True)
     renewer.start()
+    cpu0 = time.process_time()
     try:
         result = dream(workspace, night)
     except BaseException as exc:  # TimeLimitExceeded and other interrupts too
@@ -187,6 +189,7 @@ def run_night(
         run_id=result.get("run_id"),
         promoted=result.get("promoted", 0),
         elapsed_ms=result.get("elapsed_ms"),
+        cpu_ms=round((time.process_time() - cpu0) * 1000, 1),  # this process's CPU (one thread a process)
     )
 
 
