@@ -339,6 +339,7 @@ def memory_keys(root: Path) -> list[str]:
 def cli(*args: str) -> tuple[int, str]:
     """The `lifelong` CLI in this process (the checks after the fault run: 2 calls a workspace)."""
     from click.testing import CliRunner
+
     from lifelong.cli import cli as lifelong_cli
 
     result = CliRunner().invoke(lifelong_cli, list(args))
