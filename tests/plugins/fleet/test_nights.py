@@ -55,6 +55,16 @@ def test_fire_time_on_dst_days_is_once_a_night() -> None:
     assert last_fire_time(utc("2026-03-28T01:30"), BERLIN, AT).date().isoformat() == "2026-03-27"
 
 
+def test_an_ambiguous_wall_time_is_one_night() -> None:
+    # Berlin falls back on 2026-10-25: 02:30 happens twice (00:30 and 01:30 UTC); one night
+    at = dt.time(2, 30)
+    first = last_fire_time(utc("2026-10-25T01:00"), BERLIN, at)
+    second = last_fire_time(utc("2026-10-25T03:00"), BERLIN, at)
+    assert first.date() == second.date() == dt.date(2026, 10, 25)
+    assert first.astimezone(dt.UTC).hour == 0 and second.astimezone(dt.UTC).hour == 1
+    assert last_fire_time(utc("2026-10-26T03:00"), BERLIN, at).date() == dt.date(2026, 10, 26)
+
+
 def test_parse_at() -> None:
     assert parse_at("03:00") == dt.time(3, 0) and parse_at("23:45") == dt.time(23, 45)
     with pytest.raises(ValueError, match="HH:MM"):
