@@ -161,9 +161,10 @@ def cli(ctx: click.Context, workspace: str | None, now: str | None) -> None:
 @click.argument("directory", type=click.Path(file_okay=False), default=".")
 @click.option("--json", "as_json", is_flag=True, help="Print the created and kept files as JSON.")
 def init(directory: str, as_json: bool) -> None:
-    """Create an empty workspace in DIRECTORY: MEMORY.md, memory/, wiki/ and lifelong.yaml (with
-    this machine's time zone). Existing files are never overwritten, so an existing (OpenClaw)
-    workspace can be initialised in place."""
+    """Create an empty workspace in DIRECTORY: MEMORY.md, memory/, wiki/, lifelong.yaml (with
+    this machine's time zone) and lifelong-agent.md (instructions to paste into the agent's own).
+    Existing files are never overwritten, so an existing (OpenClaw) workspace can be initialised
+    in place."""
     created, kept = init_workspace(Path(directory))
     if as_json:
         emit_json(

@@ -530,8 +530,9 @@ def template_files(timezone: str) -> dict[str, str]:
 
 def init_workspace(root: Path, *, timezone: str | None = None) -> tuple[list[str], list[str]]:
     """Create an empty, valid workspace in ``root``: the files of ``workspace_template/``
-    (MEMORY.md, a short header; lifelong.yaml, commented, with ``timezone``, default this machine's
-    zone), and the folders ``memory/`` and ``wiki/``. Nothing that
+    (MEMORY.md, a short header and a comment on how its fenced sections work; lifelong.yaml,
+    commented, with ``timezone``, default this machine's zone; lifelong-agent.md, the agent
+    instructions snippet), and the folders ``memory/`` and ``wiki/``. Nothing that
     exists is overwritten; an OpenClaw workspace's lowercase memory.md counts as MEMORY.md.
     Returns (created, kept) workspace-relative paths."""
     root = Path(root).expanduser()

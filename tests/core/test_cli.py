@@ -32,7 +32,13 @@ def test_version() -> None:
 def test_init_then_status_json_lists_all_plugins(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     created = json.loads(run("init", str(ws), "--json").output)
-    assert sorted(created["created"]) == ["MEMORY.md", "lifelong.yaml", "memory/", "wiki/"]
+    assert sorted(created["created"]) == [
+        "MEMORY.md",
+        "lifelong-agent.md",
+        "lifelong.yaml",
+        "memory/",
+        "wiki/",
+    ]
     assert created["kept"] == []
     data = json.loads(run("--workspace", str(ws), "status", "--json").output)
     assert data["version"] == 1
