@@ -1,8 +1,8 @@
 """Keeping the index equal to the files: scan, plan (pure), apply.
 
-``scan_workspace`` stats the source files (cheap), ``plan_changes`` decides new / modified /
-deleted / unchanged by checksum, and ``RecallIndex.sync`` applies the plan: only changed files
-are re-chunked, in short write transactions (each file whole), and then ``vector_store.py``
+``scan.scan_workspace`` stats the source files (cheap), ``scan.plan_changes`` decides new /
+modified / deleted / unchanged by checksum, and ``RecallIndex.sync`` applies the plan: only changed
+files are re-chunked (``writer.FileWriter``), in short write transactions (each file whole), and then ``vector_store.py``
 embeds, outside any transaction, only the texts not already in the embedding cache (keyed by
 provider, model and content hash). A rename is a delete plus a new file whose chunks all hit the
 cache. A killed sync keeps what it committed; the next one re-chunks the files it had not reached
@@ -11,239 +11,39 @@ and embeds what still lacks a vector.
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import json
-import os
-import stat
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from lifelong.contracts import Embedder, FileChanges, PluginContext
-from lifelong.errors import InputError, LifelongError, LockedError
+from lifelong.contracts import Embedder, PluginContext
+from lifelong.errors import LockedError
 from lifelong.lazy import numpy as np
-from lifelong.markdown import strip_comments
-from lifelong.privacy import PRIVATE_CORPUS, is_private
-from lifelong.text import fts_text
-from lifelong.workspace import Workspace, daily_date, find_regions, read_text_file, split_frontmatter
+from lifelong.workspace import Workspace
 
-from .chunking import chunk_markdown, chunk_units, retrieval_units, split_lines
-from .scoring import encode_terms
-from .vector_store import PENDING_KEY, PendingChunk, PendingUnit, VectorStore, text_hash
+from .scan import (  # noqa: F401 - re-exported: index.scan_workspace is the scan's old home
+    GENERATED_DIRS,
+    GENERATED_FILES,
+    ChangePlan,
+    FileState,
+    ScannedFile,
+    is_generated_path,
+    plan_changes,
+    resolve_extra_paths,
+    scan_workspace,
+    sha256_file,
+)
+from .vector_store import PENDING_KEY, PendingChunk, PendingUnit, VectorStore
 from .vectors import CodeMatrix
+from .writer import FileWriter, lexical_only_chunks, sentence_vectors_on  # noqa: F401
 
-GENERATED_FILES = ("DREAMS.md", "DREAMS.lifelong.md")
 SENTENCES_KEY = "sentence_vectors"  # "1" once sentence vectors are wanted (see _mark_sentences_due)
 EMBED_LOCK_WAIT_S = 3600.0  # how long `lifelong index` waits for another process's embedding
 TEXT_BATCH_S = 1.0  # a sync's text side commits after holding the write lock about this long
 CODE_LOG_KEEP = 200_000  # code_log rows kept: a process further behind reloads every code
-# the suite's own outputs, never indexed: dreaming's reports, the state folder, and the wiki
-# plugin's dashboards (lint, contradictions, open questions...), which would rank high on every
-# concept they list
-GENERATED_DIRS = ("memory/dreaming/", ".lifelong/", "wiki/reports/")
-
-
-class FileState(NamedTuple):
-    mtime: float
-    size: int
-    sha256: str | None = None
-    corpus: str = "memory"
-
-
-ChangePlan = FileChanges  # what a sync plans is what on_files_changed is told
-
-
-def plan_changes(
-    disk: dict[str, FileState], indexed: dict[str, FileState], *, force: bool = False
-) -> ChangePlan:
-    """Pure: compare what is on disk with what is indexed, by checksum."""
-    new = sorted(p for p in disk if p not in indexed)
-    deleted = sorted(p for p in indexed if p not in disk)
-    modified: list[str] = []
-    unchanged: list[str] = []
-    for p in sorted(set(disk) & set(indexed)):
-        same = disk[p].sha256 is not None and disk[p].sha256 == indexed[p].sha256
-        same = same and disk[p].corpus == indexed[p].corpus
-        (unchanged if same and not force else modified).append(p)
-    return ChangePlan(tuple(new), tuple(modified), tuple(deleted), tuple(unchanged))
-
-
-def lexical_only_chunks(
-    chunks: list[Any], lines: list[str], *, max_chunks: int, max_line_chars: int
-) -> set[int]:
-    """Which chunks (by position) are indexed for their words only: every chunk past the first
-    ``max_chunks`` of a file, and every chunk after the first that lies inside one line longer than
-    ``max_line_chars`` (a pasted blob: 2 MB on one line is a thousand chunks, half an hour of
-    embedding on two cores). Pure."""
-    out = set(range(max_chunks, len(chunks)))
-    seen_long: set[int] = set()
-    for n, chunk in enumerate(chunks):
-        if chunk.start_line != chunk.end_line or chunk.start_line - 1 >= len(lines):
-            continue
-        if len(lines[chunk.start_line - 1]) > max_line_chars:
-            if chunk.start_line in seen_long:
-                out.add(n)
-            seen_long.add(chunk.start_line)
-    return out
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def is_generated_path(relpath: str) -> bool:
-    return relpath in GENERATED_FILES or relpath.startswith(GENERATED_DIRS)
-
-
-@dataclass(frozen=True)
-class ScannedFile:
-    """A source file found by the scan, with what its stat said."""
-
-    path: str  # absolute
-    corpus: str
-    mtime: float
-    size: int
-
-
-_GLOB_CHARS = frozenset("*?[")
-
-
-def resolve_extra_paths(root: Path, entries: Iterable[str]) -> tuple[list[str], list[str]]:
-    """``extra_paths`` as workspace-relative glob patterns, and a one-line problem for each entry
-    that cannot be used (skipped; the others still count). An entry may be a glob or a path,
-    relative to the workspace or absolute inside it (``~`` expanded); a folder means every
-    markdown file below it. Entries are trimmed and duplicates dropped."""
-    entries = list(entries)
-    patterns: list[str] = []
-    problems: list[str] = []
-    if not entries:  # the common case, before every search: no path resolution at all
-        return patterns, problems
-    root = Path(root).resolve()
-    for raw in entries:
-        entry = str(raw).strip()
-        if not entry:
-            problems.append("extra_paths: an empty entry is ignored")
-            continue
-        path = Path(entry).expanduser()
-        if path.is_absolute():
-            literal = Path(path.parts[0])  # the part before the first glob character
-            for part in path.parts[1:]:
-                if _GLOB_CHARS & set(part):
-                    break
-                literal = literal / part
-            try:
-                rel_literal = literal.resolve().relative_to(root)
-            except ValueError:
-                problems.append(
-                    f"extra_paths: {entry} is outside the workspace and is ignored (link it into the "
-                    "workspace, e.g. `ln -s DIR notes`, and list `notes`)"
-                )
-                continue
-            rest = path.parts[len(literal.parts) :]
-            pattern = Path(rel_literal, *rest).as_posix()
-        else:
-            pattern = path.as_posix()
-        if pattern in ("", "."):
-            pattern = "**/*.md"
-        elif ".." in Path(pattern).parts:
-            problems.append(f"extra_paths: {entry} leaves the workspace and is ignored")
-            continue
-        elif not _GLOB_CHARS & set(pattern):
-            target = root / pattern
-            if target.is_dir():
-                pattern = f"{pattern.rstrip('/')}/**/*.md"
-            elif not target.exists():
-                problems.append(f"extra_paths: {entry} does not exist (yet); nothing is indexed from it")
-        if pattern not in patterns:
-            patterns.append(pattern)
-    return patterns, problems
-
-
-def scan_workspace(ws: Workspace, extra_paths: Iterable[str] = ()) -> dict[str, ScannedFile]:
-    """Source markdown files: relpath -> ScannedFile. Skips hidden folders, the suite's
-    generated outputs and symlinks that leave the workspace.
-
-    Runs before every search (the auto-sync check), so it costs one ``os.scandir`` per folder
-    and one ``lstat`` per file (cached by the directory entry); only symlinks are resolved."""
-    root = str(ws.root)
-    prefix = root + os.sep
-    found: dict[str, ScannedFile] = {}
-
-    def inside(real: str) -> str | None:
-        return real[len(prefix) :].replace(os.sep, "/") if real.startswith(prefix) else None
-
-    def add(rel: str, abspath: str, corpus: str, st: os.stat_result) -> None:
-        if rel in found or is_generated_path(rel):
-            return
-        if any(part.startswith(".") for part in rel.split("/")[:-1]):
-            return
-        found[rel] = ScannedFile(abspath, corpus, st.st_mtime, st.st_size)
-
-    def add_link(abspath: str, corpus: str) -> None:
-        real = os.path.realpath(abspath)
-        rel = inside(real)
-        if rel is None:
-            return  # a symlink leaving the workspace
-        try:
-            st = os.stat(real)
-        except OSError:
-            return  # dangling (editors' lock files are such links)
-        if stat.S_ISREG(st.st_mode):
-            add(rel, real, corpus, st)
-
-    def walk(folder: str, relbase: str, corpus: str) -> None:
-        if relbase.startswith(GENERATED_DIRS):
-            return
-        try:
-            with os.scandir(folder) as it:
-                entries = list(it)
-        except OSError:
-            return
-        for entry in entries:
-            name = entry.name
-            try:
-                if entry.is_symlink():
-                    if name.lower().endswith(".md"):
-                        add_link(entry.path, corpus)
-                elif entry.is_dir():
-                    if not name.startswith("."):
-                        walk(entry.path, f"{relbase}{name}/", corpus)
-                elif name.lower().endswith(".md") and entry.is_file():
-                    rel = relbase + name  # hidden and generated folders were not entered
-                    if rel not in found and rel not in GENERATED_FILES:
-                        st = entry.stat(follow_symlinks=False)
-                        found[rel] = ScannedFile(entry.path, corpus, st.st_mtime, st.st_size)
-            except OSError:
-                continue  # vanished between listing and stat
-
-    mem = ws.memory_file
-    if mem.is_symlink():
-        add_link(str(mem), "memory")
-    elif mem.is_file():
-        add(mem.name, str(mem), "memory", mem.stat())
-    for folder, corpus in ((ws.memory_dir, "memory"), (ws.wiki_dir, "wiki")):
-        real = os.path.realpath(folder)
-        rel = inside(real)
-        if rel is not None and os.path.isdir(real):
-            walk(real, rel + "/", corpus)
-    patterns, _ = resolve_extra_paths(ws.root, extra_paths)
-    for pattern in patterns:
-        try:
-            matches = sorted(ws.root.glob(pattern))
-        except (ValueError, OSError):
-            continue  # reported by resolve_extra_paths's caller; one entry never stops the scan
-        for path in matches:
-            if path.suffix.lower() == ".md":
-                add_link(str(path), "memory")  # resolved: a folder link on the way may leave
-    return found
 
 
 @dataclass
@@ -278,17 +78,6 @@ class SyncReport:
         }
 
 
-def _managed_line_ranges(text: str) -> list[tuple[int, int]]:
-    try:
-        regions = find_regions(text)
-    except InputError:
-        return []
-    out = []
-    for r in regions:
-        out.append((text.count("\n", 0, r.start) + 1, text.count("\n", 0, max(r.start, r.end - 1)) + 1))
-    return out
-
-
 class RecallIndex:
     """The recall index of one workspace, over one open store."""
 
@@ -298,6 +87,7 @@ class RecallIndex:
         self.store = ctx.store
         self.config = config
         self._embedder_failed: str | None = None
+        self.writer = FileWriter(ctx, config)
         self._stats_cache: tuple[tuple[int, int], dict[str, tuple[float, int, str, bool]]] | None = None
         self.vectors = VectorStore(ctx.store, config)
         self.total_docs: tuple[str, int] | None = None  # (generation, chunk count) for the FTS plan
@@ -628,7 +418,7 @@ class RecallIndex:
         return pending, unit_pending, token
 
     def _sentence_vectors(self) -> bool:
-        return bool(self.config["unit_vectors"] and self.config["sentence_vectors"])
+        return sentence_vectors_on(self.config)
 
     def _sentences_wanted(self) -> str | None:
         """The ``sentence_vectors`` mark this index should hold under its config."""
@@ -710,168 +500,13 @@ class RecallIndex:
             )
 
     def _delete_file(self, rel: str) -> int:
-        conn = self.store.conn
-        ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path = ?", (rel,))]
-        if ids:
-            conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ((i,) for i in ids))
-            conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ((i,) for i in ids))
-            conn.executemany("DELETE FROM chunk_codes WHERE chunk_id = ?", ((i,) for i in ids))
-            conn.executemany("INSERT INTO code_log(chunk_id, op) VALUES (?, 0)", ((i,) for i in ids))
-            units = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT id FROM units WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?)", (rel,)
-                )
-            ]
-            conn.executemany("DELETE FROM unit_vectors WHERE unit_id = ?", ((u,) for u in units))
-            conn.executemany("DELETE FROM units WHERE id = ?", ((u,) for u in units))
-            conn.execute("DELETE FROM chunks WHERE path = ?", (rel,))
-        conn.execute("DELETE FROM files WHERE path = ?", (rel,))
-        return len(ids)
-
-    def _source_date(self, rel: str, mtime: float, frontmatter: dict[str, Any]) -> tuple[float | None, bool]:
-        tz = self.ws.timezone
-        day = daily_date(rel)
-        fm_date = frontmatter.get("date")
-        if day is None and isinstance(fm_date, dt.date):
-            day = fm_date if not isinstance(fm_date, dt.datetime) else fm_date.date()
-        if day is not None:
-            return dt.datetime(day.year, day.month, day.day, tzinfo=tz).timestamp(), False
-        return mtime, True  # MEMORY.md and non-dated files never decay
+        return self.writer.delete_file(rel)
 
     def _index_file(
         self, rel: str, path: Path, state: FileState
     ) -> tuple[int, list[PendingChunk], list[PendingUnit], str | None, bool]:
-        """Chunk, store and full-text-index one file; returns (chunks, chunks to embed, units to
-        embed, what to say about the file, whether it was skipped)."""
-        conn = self.store.conn
-        now = self.ctx.now().timestamp()
-        try:
-            text = read_text_file(path, max_bytes=self.ws.max_file_bytes, label=rel)
-        except LifelongError as exc:
-            conn.execute(
-                "INSERT OR REPLACE INTO files(path, corpus, sha256, mtime, size, status, error, indexed_at) "
-                "VALUES (?, ?, ?, ?, ?, 'skipped', ?, ?)",
-                (rel, state.corpus, state.sha256, state.mtime, state.size, str(exc), now),
-            )
-            self.ctx.log("recall", f"skipped {rel}: {exc}")
-            return 0, [], [], str(exc), True
-        error = None
-        try:
-            fm, body, offset = split_frontmatter(text)
-        except InputError as exc:
-            fm, body, offset = {}, text, 0
-            error = f"{exc}; indexed as plain text"
-            self.ctx.log("recall", f"{rel}: {error}")
-        chunks = chunk_markdown(
-            text,
-            target_tokens=self.config["chunk_tokens"],
-            overlap_tokens=self.config["chunk_overlap"],
-            first_line=offset + 1,
-            body=body if offset else None,
-        )
-        units = retrieval_units(
-            text, unit_tokens=self.config["unit_tokens"], first_line=offset + 1, body=body if offset else None
-        )
-        all_lines = split_lines(text)
-        # a private note's chunks form their own corpus: only a search in the private scope sees them
-        corpus = PRIVATE_CORPUS if state.corpus == "memory" and is_private(rel, fm) else state.corpus
-        source_date, evergreen = self._source_date(rel, state.mtime, fm)
-        validity_start = None if evergreen else source_date
-        managed = _managed_line_ranges(text)
-        overrides = {
-            r[0]: r[1:]
-            for r in conn.execute(
-                "SELECT hash, validity_start, validity_end, superseded_by FROM chunk_validity WHERE path = ?",
-                (rel,),
-            )
-        }
-        to_embed: list[PendingChunk] = []
-        units_to_embed: list[PendingUnit] = []
-        lexical = lexical_only_chunks(
-            chunks,
-            all_lines,
-            max_chunks=self.config["embed_max_chunks_per_file"],
-            max_line_chars=self.config["embed_max_line_chars"],
-        )
-        for n, chunk in enumerate(chunks):
-            generated = any(s <= chunk.start_line and chunk.end_line <= e for s, e in managed)
-            etext = chunk.embedding_text()
-            ehash = text_hash(etext)
-            vstart, vend, sup = overrides.get(chunk.sha256, (validity_start, None, None))
-            cur = conn.execute(
-                "INSERT INTO chunks(path, corpus, start_line, end_line, heading, text, hash, embed_hash, source_date,"
-                " evergreen, generated, validity_start, validity_end, ingestion_time, superseded_by, lexical_only)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    rel,
-                    corpus,
-                    chunk.start_line,
-                    chunk.end_line,
-                    chunk.heading,
-                    chunk.text,
-                    chunk.sha256,
-                    ehash,
-                    source_date,
-                    int(evergreen),
-                    int(generated),
-                    vstart if vstart is not None else validity_start,
-                    vend,
-                    now,
-                    sup,
-                    int(n in lexical),
-                ),
-            )
-            cid = cur.lastrowid
-            conn.execute(
-                "INSERT INTO chunks_fts(rowid, text, heading) VALUES (?, ?, ?)",
-                (cid, fts_text(strip_comments(chunk.text)), fts_text(chunk.heading)),
-            )
-            if n not in lexical:
-                to_embed.append(PendingChunk(cid, ehash, etext))
-            for unit in chunk_units(chunk, units, all_lines, self.config["unit_tokens"]):
-                utext = unit.embedding_text()
-                uhash = text_hash(utext)
-                ucur = conn.execute(
-                    "INSERT INTO units(chunk_id, start_line, end_line, heading, text, embed_hash, terms)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        cid,
-                        unit.start_line,
-                        unit.end_line,
-                        unit.heading,
-                        unit.text,
-                        uhash,
-                        encode_terms(unit.text),
-                    ),
-                )
-                if n in lexical:
-                    continue
-                units_to_embed.append(
-                    PendingUnit(
-                        ucur.lastrowid,
-                        cid,
-                        uhash,
-                        utext,
-                        tuple(unit.sentence_texts()) if self._sentence_vectors() else None,
-                    )
-                )
-        if lexical:
-            note = (
-                f"{len(lexical)} of {len(chunks)} chunks indexed for their words only (no vectors): "
-                f"over embed_max_chunks_per_file {self.config['embed_max_chunks_per_file']} or inside a line "
-                f"longer than embed_max_line_chars {self.config['embed_max_line_chars']}"
-            )
-            error = f"{error}; {note}" if error else note
-            self.ctx.log("recall", f"{rel}: {note}")
-        conn.execute(
-            "INSERT OR REPLACE INTO files(path, corpus, sha256, mtime, size, status, error, indexed_at) "
-            "VALUES (?, ?, ?, ?, ?, 'indexed', ?, ?)",
-            (rel, state.corpus, state.sha256, state.mtime, state.size, error, now),
-        )
-        return len(chunks), to_embed, units_to_embed, error, False
+        return self.writer.index_file(rel, path, state)
 
-    # vectors (see vector_store.py) ----------------------------------------------------------
     def vector_count(self) -> int:
         return self.vectors.vector_count()
 

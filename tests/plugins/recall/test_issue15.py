@@ -106,7 +106,7 @@ def test_lexical_rescue_only_fills_free_slots(make_workspace, write_plugin) -> N
 
 # wiki/reports ----------------------------------------------------------------------------------
 def test_wiki_reports_are_not_indexed_and_old_rows_go(make_workspace, monkeypatch) -> None:
-    from lifelong_plugins.recall import index as index_mod
+    from lifelong_plugins.recall import scan as scan_mod
 
     ws = make_workspace(
         {
@@ -119,7 +119,7 @@ def test_wiki_reports_are_not_indexed_and_old_rows_go(make_workspace, monkeypatc
     host = Host(ws)
     try:
         # an index built before reports were skipped holds them
-        monkeypatch.setattr(index_mod, "GENERATED_DIRS", ("memory/dreaming/", ".lifelong/"))
+        monkeypatch.setattr(scan_mod, "GENERATED_DIRS", ("memory/dreaming/", ".lifelong/"))
         service.index_for(host.ctx).sync()
         paths = {r["path"] for r in host.store.query("SELECT path FROM files")}
         assert "wiki/reports/lint.md" in paths
