@@ -7,36 +7,50 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import math
-import re
 import threading
 import time
-from collections import Counter
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong import clock
 from lifelong.contracts import Candidate, SearchRequest
 from lifelong.lazy import numpy as np
-from lifelong.markdown import estimate_tokens, strip_comments
 from lifelong.privacy import corpus_predicate
-from lifelong.text import fold, is_stopword, jaccard, stem, words
+from lifelong.text import is_stopword, stem, words
 from lifelong.workspace import daily_date
 
 from .answer import asked_kind
 from .index import RecallIndex, is_generated_path
 from .messages import Messages
+from .results import (  # noqa: F401 - re-exported: search.py was their home
+    claim_hash,
+    normalise_claim,
+    relevance_of,
+    result_json,
+    result_tokens,
+    snippet_limit,
+    snippet_of,
+    within_budget,
+)
 from .scoring import (
-    fold_duplicates,
     fts_plan,
     fts_terms,
     idf,
-    mmr_order,
     query_terms,
     term_of,
-    token_set,
+)
+from .selection import (  # noqa: F401 - re-exported
+    MIN_UNIT_TOKENS,
+    RESULTS_CEILING,
+    MessageShaper,
+    cap_per_corpus,
+    chunk_pool_size,
+    mmr_pool_size,
+    ordering_score,
+    ranked_results,
+    select_answered,
+    select_results,
 )
 from .speakers import USER_ROLES, pronoun_query, speakers_in, turn_openers
 from .unit_scoring import QueryTerms, UnitRow, UnitScoring, score_units, unit_candidates
@@ -123,84 +137,6 @@ def mark_upcoming(results: list[Candidate], now: dt.datetime) -> list[Candidate]
 SPEAKER_PROBE = 16  # chunks read to decide whether a word the query holds names a transcript's speaker
 
 
-def normalise_claim(text: str) -> str:
-    return re.sub(r"\s+", " ", text.strip().lower())
-
-
-def claim_hash(text: str) -> str:
-    return hashlib.sha256(normalise_claim(text).encode("utf-8")).hexdigest()[:32]
-
-
-def snippet_of(text: str, limit: int, terms: Sequence[str] = ()) -> str:
-    """``text`` within ``limit`` characters: whole when it fits, else a window cut at spaces,
-    starting at the text's beginning or, when ``terms`` (stems) are given and the first of them
-    found lies past the first window, centred on it (``…`` marks each cut end). HTML comments
-    are left out (a MEMORY.md item's key and sources are the suite's bookkeeping)."""
-    text = strip_comments(text).strip()
-    if len(text) <= limit:
-        return text
-    start = 0
-    if terms:
-        hit = _first_match(text, terms)
-        if hit is not None and hit > limit * 0.6:
-            start = max(0, min(hit - limit // 3, len(text) - limit + 2))
-            space = text.rfind(" ", 0, start + 1)
-            start = space + 1 if space > start - 40 else start
-    lead = "…" if start else ""
-    cut = text[start : start + limit - 1 - len(lead)]
-    if start + len(cut) >= len(text):
-        return lead + cut.rstrip()
-    space = cut.rfind(" ")
-    if space > len(cut) * 0.6:
-        cut = cut[:space]
-    return lead + cut.rstrip() + "…"
-
-
-def _first_match(text: str, terms: Sequence[str]) -> int | None:
-    """Character offset of the first word of ``text`` whose stem is one of ``terms``."""
-    wanted = set(terms)
-    for m in re.finditer(r"\w+", text):
-        if stem(fold(m.group(0))) in wanted:
-            return m.start()
-    return None
-
-
-def snippet_limit(c: Candidate, snippet_chars: int) -> int:
-    """How much of a result's text is returned: all of a message it was widened to (a token
-    budget paid for it), up to ``snippet_chars`` per fragment it merges, else ``snippet_chars``."""
-    if c.extra.get("context") == "message":
-        return max(snippet_chars, len(c.text))
-    return snippet_chars * max(1, len(c.parts))
-
-
-def result_tokens(c: Candidate, snippet_chars: int, terms: Sequence[str] = ()) -> int:
-    """The tokens of a result's snippet as returned (what a token budget counts)."""
-    return estimate_tokens(snippet_of(c.text, snippet_limit(c, snippet_chars), terms))
-
-
-def within_budget(
-    ranked: Sequence[Candidate], max_tokens: int, snippet_chars: int, terms: Sequence[str] = ()
-) -> list[Candidate]:
-    """The leading results whose snippets (as returned) fit ``max_tokens`` together; when not even
-    the first fits, the first with its text cut to the budget."""
-    out: list[Candidate] = []
-    used = 0
-    for c in ranked:
-        cost = result_tokens(c, snippet_chars, terms)
-        if used + cost > max_tokens:
-            break
-        used += cost
-        out.append(c)
-    if not out and ranked:
-        first = ranked[0]
-        out.append(
-            replace(first, text=snippet_of(first.text, max(8, min(snippet_chars, max_tokens * 4 - 4))))
-        )
-        while len(out[0].text) > 8 and estimate_tokens(out[0].text) > max_tokens:
-            out[0] = replace(out[0], text=out[0].text[: len(out[0].text) * 3 // 4].rstrip() + "…")
-    return out
-
-
 _CAND_COLS = (
     "id, path, corpus, start_line, end_line, heading, text, source_date, evergreen, generated, "
     "validity_end, superseded_by"
@@ -227,237 +163,6 @@ def _candidate(row: tuple) -> Candidate:
 def as_candidate(c: Candidate | dict[str, Any]) -> Candidate:
     """A plugin may hand back candidates or their fields as a mapping."""
     return c if isinstance(c, Candidate) else Candidate(**c)
-
-
-def cap_per_corpus(ranked: list[Candidate], req: SearchRequest) -> list[Candidate]:
-    """At most ceil(k/2) per corpus first, then backfill by score."""
-    cap = math.ceil(req.max_results / 2)
-    counts: dict[str, int] = {}
-    picked: list[Candidate] = []
-    rest: list[Candidate] = []
-    for c in ranked:
-        if counts.get(c.corpus, 0) < cap and len(picked) < req.max_results:
-            picked.append(c)
-            counts[c.corpus] = counts.get(c.corpus, 0) + 1
-        else:
-            rest.append(c)
-    picked.extend(rest[: req.max_results - len(picked)])
-    return sorted(picked, key=lambda c: c.score, reverse=True)
-
-
-def select_answered(candidates: list[Candidate], req: SearchRequest, cfg: dict[str, Any]) -> list[Candidate]:
-    """Pure: what a ``retrieval_pre`` answer returns: best first, ``min_score``, near-duplicates
-    folded into the best of them (the same line on four days is one result listing the other
-    dates), then the token budget or the count."""
-    ranked = [c for c in sorted(candidates, key=lambda c: c.score, reverse=True) if c.score >= req.min_score]
-    ranked = fold_duplicates(ranked, drop_above=cfg["mmr_duplicate_threshold"])
-    if req.max_tokens is not None:
-        return within_budget(ranked, req.max_tokens, cfg["snippet_chars"], query_terms(req.query))
-    return ranked[: req.max_results]
-
-
-RESULTS_CEILING = 100  # the most results a request may ask for (max_results' maximum, plugin.yaml)
-
-
-MIN_UNIT_TOKENS = 8  # a budget of N tokens may take N / 8 units (lines of a few words)
-
-
-def mmr_pool_size(max_tokens: int | None = None) -> int:
-    """How many of the best candidates MMR orders: sized for the largest k a request may ask
-    (``RESULTS_CEILING``), never from the request's own k, so MMR sees the same pool whatever
-    k is (its picks are taken lazily, so a small k does not pay for the large pool); for a
-    token budget, enough units of short lines to fill it. (``mmr_pool``, at most 64, no longer
-    changes it.)"""
-    size = 3 * RESULTS_CEILING
-    return size if max_tokens is None else max(size, max_tokens // MIN_UNIT_TOKENS)
-
-
-def chunk_pool_size(cfg: dict[str, Any], max_tokens: int | None = None) -> int:
-    """How many chunks each leg fetches: ``candidate_pool`` whatever k is; for a token budget,
-    at least twice the chunks it could fill."""
-    size = cfg["candidate_pool"]
-    return size if max_tokens is None else max(size, -(-2 * max_tokens // cfg["chunk_tokens"]))
-
-
-def ordering_score(value: float, lam: float) -> float:
-    """An MMR value on the relevance scale: relevance - (1 - lam) / lam x penalty (clipped at 0),
-    what orders the results: it never rises down the list, and equals the relevance of a
-    result nothing picked before resembles."""
-    return max(0.0, value / lam) if lam > 0 else 0.0
-
-
-def relevance_of(c: Candidate) -> float:
-    """A candidate's score before MMR."""
-    return c.score if c.relevance is None else c.relevance
-
-
-class MessageShaper:
-    """Fragments of one message returned as one result (:mod:`.messages`). When a unit is picked
-    whose message holds other units of the pool that pass ``min_score``, the result holds them
-    all: their lines from the first to the last, the lines between them that matched nothing
-    written "…" (``extra.matched`` lists the units' line ranges); given room in a token budget
-    for the whole message, the result is the whole message (``extra.context`` "message"). A
-    later pick inside a returned result is left out. The pool does not depend on k, so neither
-    does what a result holds."""
-
-    def __init__(
-        self, pool: Sequence[Candidate], min_score: float, messages: Messages | None, snippet_chars: int
-    ):
-        self.messages = messages
-        self.snippet_chars = snippet_chars
-        self.by_path: dict[str, list[Candidate]] = {}
-        for c in pool:
-            if c.score >= min_score and c.chunk_id >= 0:
-                self.by_path.setdefault(c.path, []).append(c)
-        self.covered: dict[str, list[tuple[int, int]]] = {}
-
-    def absorbed(self, c: Candidate) -> bool:
-        return any(a <= c.start_line and c.end_line <= b for a, b in self.covered.get(c.path, ()))
-
-    def shape(self, pick: Candidate, room: int | None = None, terms: Sequence[str] = ()) -> Candidate:
-        """The result a pick gives: with ``room`` (tokens left in a budget), its whole message
-        when that fits; else the fragments of its message merged; else the pick itself."""
-        m = (
-            self.messages.of(pick.path, pick.start_line, pick.end_line)
-            if self.messages is not None and pick.chunk_id >= 0
-            else None
-        )
-        if m is None:
-            return pick
-        units = {(pick.start_line, pick.end_line): pick}
-        for u in self.by_path.get(pick.path, ()):
-            if m[0] <= u.start_line and u.end_line <= m[1] and not self.absorbed(u):
-                units.setdefault((u.start_line, u.end_line), u)
-        ranges = sorted(units)
-        ranges = [r for r in ranges if not any(o != r and o[0] <= r[0] and r[1] <= o[1] for o in ranges)]
-        parts = tuple(units[r] for r in ranges)
-        matched = [list(r) for r in ranges]
-        if room is not None and m != (pick.start_line, pick.end_line):
-            whole = replace(
-                pick,
-                start_line=m[0],
-                end_line=m[1],
-                text=self.messages.text(pick.path, *m),  # type: ignore[union-attr]
-                parts=parts,
-                extra={**pick.extra, "matched": matched, "context": "message"},
-            )
-            if result_tokens(whole, self.snippet_chars, terms) <= room:
-                return whole
-        if len(ranges) == 1:
-            return pick
-        return replace(
-            pick,
-            start_line=ranges[0][0],
-            end_line=max(b for _, b in ranges),
-            text=self.messages.joined(pick.path, ranges),  # type: ignore[union-attr]
-            parts=parts,
-            extra={**pick.extra, "matched": matched},
-        )
-
-    def accept(self, c: Candidate) -> None:
-        """``c`` is returned: later picks inside it are left out."""
-        spans = self.covered.setdefault(c.path, [])
-        if c.extra.get("context") == "message" or not c.parts:
-            spans.append((c.start_line, c.end_line))
-        else:
-            spans.extend((p.start_line, p.end_line) for p in c.parts)
-
-
-def select_results(
-    candidates: list[Candidate], req: SearchRequest, cfg: dict[str, Any], messages: Messages | None = None
-) -> list[Candidate]:
-    """:func:`ranked_results`, each result carrying the days of the duplicates MMR dropped while
-    walking to it and past it (:func:`scoring.mmr_order` records them on the candidate)."""
-    by_key = {c.key: c for c in candidates}
-    out = []
-    for r in ranked_results(candidates, req, cfg, messages):
-        src = by_key.get(r.key)
-        out.append(
-            replace(r, also_dates=src.also_dates) if src is not None and src.also_dates != r.also_dates else r
-        )
-    return out
-
-
-def ranked_results(
-    candidates: list[Candidate], req: SearchRequest, cfg: dict[str, Any], messages: Messages | None = None
-) -> list[Candidate]:
-    """Pure: the hybrid search's results from its scored candidates. The best
-    :func:`mmr_pool_size` (a size that does not depend on k) are ordered by MMR, taken lazily
-    until enough results are found; each result's ``score`` is its MMR value on the relevance
-    scale (:func:`ordering_score`: scores never rise down the list; ``relevance`` keeps the
-    score before MMR), and ``min_score`` applies to the relevance. Fragments of one message
-    become one result (:class:`MessageShaper`). The lexical rescue (openclaw#25183) keeps an
-    exact keyword hit from vanishing under ``min_score``: rescued results only fill the slots
-    the passing ones leave free (never displace a stronger strict result). Then the count: the
-    results for k are the first k of the results for any larger k, scores included; or the
-    token budget: results in rank order until the next would overflow it (the first one cut to
-    the budget when not even it fits); or for corpus ``all`` a cap per corpus."""
-    pool = sorted(candidates, key=lambda c: c.score, reverse=True)[: mmr_pool_size(req.max_tokens)]
-    lam, snippet_chars = cfg["mmr_lambda"], cfg["snippet_chars"]
-    budget = req.max_tokens if req.corpus != "all" else None
-    want = req.max_results if budget is None else None
-    cap = math.ceil(req.max_results / 2)  # corpus all: enough once cap_per_corpus can pick k
-    per_corpus: Counter[str] = Counter()
-    terms = query_terms(req.query) if budget is not None else ()
-    shaper = MessageShaper(pool, req.min_score, messages, snippet_chars)
-    results: list[Candidate] = []
-    used = 0
-
-    def take(c: Candidate) -> bool:
-        """Add ``c`` (shaped) unless an earlier result holds it; False when the results are full."""
-        nonlocal used
-        if shaper.absorbed(c):
-            return True
-        if budget is None:
-            r = shaper.shape(c)
-        else:
-            r = shaper.shape(c, budget - used, terms)
-            cost = result_tokens(r, snippet_chars, terms)
-            if used + cost > budget:
-                if not results:
-                    results.extend(within_budget([r], budget, snippet_chars, terms))
-                return False
-            used += cost
-        shaper.accept(r)
-        results.append(r)
-        if req.corpus == "all":
-            per_corpus[r.corpus] += 1
-            return sum(min(n, cap) for n in per_corpus.values()) < req.max_results
-        return want is None or len(results) < want
-
-    # MMR orders the whole pool (a pick below min_score still penalises what resembles it), up
-    # to the last candidate passing min_score
-    drop_above = cfg["mmr_duplicate_threshold"]
-    for c, penalty, value in mmr_order(pool, lam=lam, drop_above=drop_above, floor=req.min_score):
-        if c.score >= req.min_score:
-            pick = replace(c, mmr_penalty=penalty, relevance=c.score, score=ordering_score(value, lam))
-            if not take(pick):
-                return cap_per_corpus(results, req) if req.corpus == "all" else results
-    # the rescue: the pool's best keyword hits (not near-duplicates of a result), when below min_score
-    shown = [token_set(r.text) for r in results]
-    hits = (
-        c
-        for c in sorted((c for c in pool if c.bm25), key=lambda c: c.bm25 or 0.0, reverse=True)
-        if all(jaccard(token_set(c.text), t) < drop_above for t in shown)
-    )
-    best = next(hits, None)
-    strong = [
-        c for c in (best, next(hits, None)) if c is not None and (c.bm25 or 0.0) >= cfg["lexical_rescue_min"]
-    ]
-    if best is not None and not strong and not any(c.score >= req.min_score for c in pool):
-        strong = [best]
-    rescued: list[Candidate] = []
-    for c in strong:
-        if c.score < req.min_score:
-            floor = (rescued or results)[-1].score if (rescued or results) else c.score
-            rescued.append(replace(c, rescued=True, relevance=c.score, score=min(c.score, floor)))
-    if req.corpus == "all":
-        capped = cap_per_corpus(results, req)
-        return capped + rescued[: max(0, req.max_results - len(capped))]
-    for c in rescued:
-        if not take(c):
-            break
-    return results
 
 
 class Searcher:
@@ -960,57 +665,3 @@ class Searcher:
                     rows,
                 )
                 self.conn.commit()
-
-
-def result_json(
-    c: Candidate, snippet_chars: int, explain: bool = False, tz: dt.tzinfo = dt.UTC, query: str | None = None
-) -> dict[str, Any]:
-    """A result as the tools and the CLI return it. The snippet is the result's lines (a unit:
-    the lines that matched; fragments of one message merged; a whole message), cut to
-    :func:`snippet_limit` around the first word of ``query`` when longer. ``score`` is what
-    ordered the results (never rising down the list), ``relevance`` the score before MMR."""
-    out: dict[str, Any] = {
-        "path": c.path,
-        "start_line": c.start_line,
-        "end_line": c.end_line,
-        "score": round(c.score, 4),
-        "relevance": round(relevance_of(c), 4),
-        "snippet": snippet_of(c.text, snippet_limit(c, snippet_chars), query_terms(query) if query else ()),
-        "corpus": c.corpus,
-        "heading": c.heading,
-        "citation": f"Source: {c.citation}",
-        "source_date": (
-            dt.datetime.fromtimestamp(c.source_date, tz).date().isoformat()
-            if c.source_date is not None and not c.evergreen
-            else None
-        ),
-    }
-    if c.upcoming:  # dated after today: a plan (found on the real clock only)
-        out["upcoming"] = True
-    if c.also_dates:  # the same line on other days, folded into this result
-        out["also_dates"] = [dt.datetime.fromtimestamp(d, tz).date().isoformat() for d in c.also_dates]
-    if c.extra:  # what a plugin attached: a wiki hit's claim id and evidence, a concept match
-        out["extra"] = c.extra
-    if c.superseded_by or c.validity_end is not None:
-        out["superseded_by"] = c.superseded_by
-        out["validity_end"] = (
-            dt.datetime.fromtimestamp(c.validity_end, dt.UTC).isoformat()
-            if c.validity_end is not None
-            else None
-        )
-    if explain:
-        keep = (
-            "cosine",
-            "similarity",
-            "bm25",
-            "fts_rank",
-            "hybrid",
-            "decay",
-            "mmr_penalty",
-            "rescued",
-            "evergreen",
-        )
-        out["explain"] = {
-            k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(c).items() if k in keep
-        }
-    return out
