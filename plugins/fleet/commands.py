@@ -429,7 +429,7 @@ def status_cmd(night: str | None, limit: int, redis: str | None, queue: str | No
     with _redis_errors(settings):
         nights = [night] if night else ledger.nights(limit)
         now = ledger.now()
-        data = {
+        data: dict[str, Any] = {
             "version": 2,
             "queue": {"name": settings.queue, **queue_depth(settings, client)},
             "nights": [ledger.summary(n, now) for n in nights],

@@ -249,14 +249,12 @@ def declare_actor(broker: Any, settings: FleetSettings) -> Any:
         )
 
     dramatiq.actor(
-        night_retries_exhausted,
         actor_name=PARK_ACTOR,
         broker=broker,
         queue_name=settings.queue,
         max_retries=10,
-    )
+    )(night_retries_exhausted)
     return dramatiq.actor(
-        dream_night_task,
         actor_name=ACTOR,
         broker=broker,
         queue_name=settings.queue,
@@ -265,7 +263,7 @@ def declare_actor(broker: Any, settings: FleetSettings) -> Any:
         max_backoff=settings.max_backoff_ms,
         time_limit=settings.time_limit_ms,
         on_retry_exhausted=PARK_ACTOR,
-    )
+    )(dream_night_task)
 
 
 def night_message(actor: Any, workspace: str, night: str) -> tuple[str, str]:
