@@ -152,14 +152,15 @@ def _watch(host: Any, idx: Any) -> None:
     type=int,
     default=None,
     help="Instead of a count: results in rank order until the next would overflow this many tokens of "
-    "returned text; a result whose whole message fits is widened to it.",
+    "returned text; a result whose whole message fits is widened to it. The budget is filled with the "
+    "best matches there are (min score 0 unless --min-score is given).",
 )
 @click.option(
     "--min-score",
     type=float,
     default=None,
     help=f"Drop results below this score (default {DEFAULTS['min_score']}, "
-    "or the workspace's recall.min_score).",
+    "or the workspace's recall.min_score; 0 with --max-tokens).",
 )
 @click.option("--corpus", type=click.Choice(["memory", "wiki", "all"]), default="memory", show_default=True)
 @scope_option("private: also search notes under memory/private/ or marked privacy: private.")

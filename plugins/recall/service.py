@@ -42,6 +42,9 @@ def run_search(ctx: PluginContext, request: SearchRequest, *, sync: bool = True)
     return Searcher(index_for(ctx)).search(request)
 
 
+BUDGET_MIN_SCORE = 0.0  # the default min_score of a request with max_tokens
+
+
 def make_request(
     ctx: PluginContext,
     *,
@@ -61,7 +64,14 @@ def make_request(
     return SearchRequest(
         query=str(query),
         max_results=int(max_results or cfg["max_results"]),
-        min_score=float(cfg["min_score"] if min_score is None else min_score),
+        # a token budget bounds the answer itself: unless the caller names a min_score, the budget
+        # is filled with the best matches there are, the weak ones last (on BEAM's 100K chats,
+        # FTS-only, the 5,000-token budget was 57% filled and its evidence recall 0.522; 98%, 0.570)
+        min_score=float(
+            (BUDGET_MIN_SCORE if max_tokens is not None else cfg["min_score"])
+            if min_score is None
+            else min_score
+        ),
         corpus=cast(Corpus, corpus or "memory"),  # checked by SearchRequest.validate
         mode=cast(ValidityMode, mode or ("valid-at" if when else "current")),
         as_of=when,
@@ -92,11 +102,12 @@ SEARCH_PARAMETERS = {
             "minimum": 1,
             "maximum": 100000,
             "description": "Instead of a count: results in rank order until the next would overflow this many "
-            "tokens of returned text; a result whose whole message fits is widened to it.",
+            "tokens of returned text; a result whose whole message fits is widened to it. The budget is "
+            "filled with the best matches there are (min_score 0 unless given).",
         },
         "min_score": {
             **_bounds("min_score"),
-            "description": f"Default {DEFAULTS['min_score']}.",
+            "description": f"Default {DEFAULTS['min_score']} (0 with max_tokens).",
         },
         "corpus": {"type": "string", "enum": ["memory", "wiki", "all"], "description": "Default memory."},
         "scope": SCOPE_PARAMETER,

@@ -295,3 +295,31 @@ def test_a_users_standing_rule_ranks_above_advice_on_a_what_should_i_question(ma
     assert not any(u.extra.get("preference") for t, u in units[0.2].items() if t.startswith("**Assistant:**"))
     # the user's rule comes first (the ranking effect over the month: evals/standing_preferences.py)
     assert rule in got[0.2][0].text
+
+
+def test_a_budget_without_a_min_score_is_filled_with_the_best_matches_there_are(make_workspace) -> None:
+    """On BEAM's long chats an FTS-only 5,000-token budget came back 57% filled: the default
+    min_score dropped the weaker matches a budget asks for. A request with max_tokens and no
+    min_score takes every match, weakest last, until the budget is full; a min_score the caller
+    names, or a request without a budget, keeps the workspace's."""
+    host = Host(
+        make_workspace(
+            chat_dailies(), {"embedding": {"provider": "none"}, "plugins": {"recall": {"min_score": 0.35}}}
+        ),
+        **RECALL,
+    )
+    try:
+        budget = service.make_request(host.ctx, query="tomatoes", max_tokens=2000)
+        assert budget.min_score == 0.0
+        assert (
+            service.make_request(host.ctx, query="tomatoes", max_tokens=2000, min_score=0.3).min_score == 0.3
+        )
+        assert service.make_request(host.ctx, query="tomatoes").min_score == 0.35
+        with clock.pinned(NOW):
+            filled = host.call_tool(
+                "memory_search", {"query": "how should I water the tomatoes?", "max_tokens": 2000}
+            )
+        cost = [estimate_tokens(r["snippet"]) for r in filled["results"]]
+        assert 2000 - max(cost) <= sum(cost) <= 2000, (sum(cost), max(cost))
+    finally:
+        host.close()
