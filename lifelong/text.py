@@ -287,3 +287,17 @@ def spelled_numbers(text: str) -> list[int]:
         if valid and (value >= 13 or len(parts) > 1 and any(p in _TENS or p in _SCALES for p in parts)):
             out.append(value)
     return out
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut to at most ``limit`` characters at a word boundary ("…" marks a cut)."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return text[:limit]
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"

@@ -32,7 +32,7 @@ import yaml
 from lifelong.contracts import Message
 from lifelong.markdown import estimate_tokens
 from lifelong.safety import redact_secrets, strip_invisible
-from lifelong.text import content_words, is_small_talk
+from lifelong.text import clip, content_words, is_small_talk
 
 CAPTURE_DIR = "memory/captured"
 _SPACES = re.compile(r"\s+")
@@ -124,14 +124,6 @@ def topic_of(texts: list[str], limit: int = 3) -> str:
     return ", ".join(w for w, _ in counts.most_common(limit))
 
 
-def clip_words(text: str, limit: int) -> str:
-    """``text`` cut at a word boundary to at most ``limit`` characters ("…" when cut)."""
-    text = _SPACES.sub(" ", text).strip()
-    if len(text) <= limit:
-        return text
-    return text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
-
-
 def render_note(
     *,
     session_id: str,
@@ -158,7 +150,7 @@ def render_note(
     if len(lines) > 1:
         # every part of a long message (a pasted status page, an email) is searched under its
         # title: the message's own first line says what the rest is ("here's the router page")
-        title += f": {clip_words(lines[0], 100)}"
+        title += f": {clip(lines[0], 100)}"
     return f"---\n{header}\n---\n{title}\n\n{body.strip()}\n"
 
 
