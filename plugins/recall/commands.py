@@ -199,7 +199,7 @@ def search_cmd(
     A note dated after today is shown as upcoming (under --now it is hidden); the same line on
     several days is one result with the other days listed ("also: ...")."""
     from . import service
-    from .search import result_json
+    from .results import result_json
 
     host = get_host()
     ctx = host.ctx

@@ -24,13 +24,10 @@ from lifelong.errors import LockedError
 from lifelong.lazy import numpy as np
 from lifelong.workspace import Workspace
 
-from .scan import (  # noqa: F401 - re-exported: index.scan_workspace is the scan's old home
-    GENERATED_DIRS,
-    GENERATED_FILES,
+from .scan import (
     ChangePlan,
     FileState,
     ScannedFile,
-    is_generated_path,
     plan_changes,
     resolve_extra_paths,
     scan_workspace,
@@ -38,7 +35,7 @@ from .scan import (  # noqa: F401 - re-exported: index.scan_workspace is the sca
 )
 from .vector_store import PENDING_KEY, PendingChunk, PendingUnit, VectorStore
 from .vectors import CodeMatrix
-from .writer import FileWriter, lexical_only_chunks, sentence_vectors_on  # noqa: F401
+from .writer import FileWriter, sentence_vectors_on
 
 SENTENCES_KEY = "sentence_vectors"  # "1" once sentence vectors are wanted (see _mark_sentences_due)
 EMBED_LOCK_WAIT_S = 3600.0  # how long `lifelong index` waits for another process's embedding

@@ -21,18 +21,10 @@ from lifelong.text import is_stopword, stem, words
 from lifelong.workspace import daily_date
 
 from .answer import asked_kind
-from .index import RecallIndex, is_generated_path
+from .index import RecallIndex
 from .messages import Messages
-from .results import (  # noqa: F401 - re-exported: search.py was their home
-    claim_hash,
-    normalise_claim,
-    relevance_of,
-    result_json,
-    result_tokens,
-    snippet_limit,
-    snippet_of,
-    within_budget,
-)
+from .results import claim_hash, normalise_claim, relevance_of, snippet_of
+from .scan import is_generated_path
 from .scoring import (
     fts_plan,
     fts_terms,
@@ -40,25 +32,14 @@ from .scoring import (
     query_terms,
     term_of,
 )
-from .selection import (  # noqa: F401 - re-exported
-    MIN_UNIT_TOKENS,
-    RESULTS_CEILING,
-    MessageShaper,
-    cap_per_corpus,
-    chunk_pool_size,
-    mmr_pool_size,
-    ordering_score,
-    ranked_results,
-    select_answered,
-    select_results,
-)
+from .selection import chunk_pool_size, mmr_pool_size, select_answered, select_results
 from .speakers import USER_ROLES, pronoun_query, speakers_in, turn_openers
 from .unit_scoring import QueryTerms, UnitRow, UnitScoring, score_units, unit_candidates
 from .vector_store import SENTENCE_DTYPE
 from .vectors import pack_codes
 from .when import QueryTime, query_time
 
-__all__ = ["Candidate", "SearchOutcome", "SearchRequest", "Searcher", "result_json"]
+__all__ = ["Candidate", "SearchOutcome", "SearchRequest", "Searcher"]
 
 _legs_pool: ThreadPoolExecutor | None = None
 _legs_lock = threading.Lock()

@@ -10,8 +10,10 @@ from lifelong.contracts import MEMORY_GET, MEMORY_INDEX, MEMORY_SEARCH, Corpus, 
 from lifelong.errors import InputError, LifelongError
 from lifelong.privacy import is_private_text
 
-from .index import RecallIndex, is_generated_path
-from .search import Searcher, SearchOutcome, SearchRequest, result_json
+from .index import RecallIndex
+from .results import result_json
+from .scan import is_generated_path
+from .search import Searcher, SearchOutcome, SearchRequest
 from .settings import CONFIG_PROPERTIES, DEFAULTS, PLUGIN
 
 

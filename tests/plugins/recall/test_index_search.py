@@ -320,7 +320,7 @@ def test_cli_index_search_get(make_workspace) -> None:
 
 
 def test_scan_follows_links_only_inside_the_workspace_and_notices_a_touch(make_host, tmp_path: Path) -> None:
-    from lifelong_plugins.recall.index import scan_workspace
+    from lifelong_plugins.recall.scan import scan_workspace
 
     outside_dir = tmp_path / "elsewhere"
     outside_dir.mkdir()

@@ -4,7 +4,7 @@ plugins, just candidates in and results out."""
 from __future__ import annotations
 
 from lifelong_plugins.recall import service
-from lifelong_plugins.recall.search import select_answered, select_results
+from lifelong_plugins.recall.selection import select_answered, select_results
 
 from lifelong.contracts import Candidate, SearchRequest
 

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from lifelong_plugins.recall import service
 from lifelong_plugins.recall.messages import Messages, message_spans
-from lifelong_plugins.recall.search import RESULTS_CEILING
+from lifelong_plugins.recall.selection import RESULTS_CEILING
 from lifelong_plugins.recall.speakers import turn_openers
 
 from lifelong import clock

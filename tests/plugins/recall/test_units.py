@@ -11,8 +11,9 @@ from click.testing import CliRunner
 from freezegun import freeze_time
 from lifelong_plugins.recall import service
 from lifelong_plugins.recall.chunking import chunk_markdown, chunk_units, retrieval_units, split_lines
+from lifelong_plugins.recall.results import snippet_of, within_budget
 from lifelong_plugins.recall.scoring import bm25_coverage, idf, period_factor, query_terms, term_counts
-from lifelong_plugins.recall.search import Searcher, snippet_of, within_budget
+from lifelong_plugins.recall.search import Searcher
 from lifelong_plugins.recall.when import query_time
 
 from lifelong import clock
