@@ -26,9 +26,12 @@ from .messages import Messages
 from .results import claim_hash, normalise_claim, relevance_of, snippet_of
 from .scan import is_generated_path
 from .scoring import (
+    PART_RE,
+    PROSE_COMPOUND,
     fts_plan,
     fts_terms,
     idf,
+    is_joined,
     query_terms,
     term_of,
 )
@@ -460,18 +463,27 @@ class Searcher:
         """Each query term's idf in the index: the document frequency of a word is its rarest
         FTS5 token's ("TW-418": "tw", "418"); a word the index holds only in other forms
         ("camped": "camping") weighs as its stem's most frequent form; a word no chunk holds in
-        any form weighs nothing: it cannot tell candidates apart."""
+        any form weighs nothing: it cannot tell candidates apart. A joined identifier weighs
+        through its parts (:func:`scoring.query_terms`), its whole nothing: "os_path_join" gives
+        "os.path.join" full credit, whatever the separators or case. Two words of letters joined
+        by a hyphen ("ice-cream", "dairy-free") are prose and weigh whole as before: weighed by
+        their parts they lost 0.004 of LoCoMo's multi-hop all@5."""
         total = self._total_docs()
         parts: dict[str, tuple[str, ...]] = {}
+        joined: set[str] = set()  # identifiers, weighed by their parts
         for w in words(query):
             parts.setdefault(term_of(w), fts_terms(w))
+            if is_joined(w) and not PROSE_COMPOUND.fullmatch(w):
+                joined.add(term_of(w))
+                for part in PART_RE.findall(w):
+                    parts.setdefault(stem(part), fts_terms(part))
         wanted = sorted({p for ps in parts.values() for p in ps})
         df = self._doc_freq(wanted) if wanted else {}
         freqs = {t: min((df.get(p, 0) for p in parts.get(t, ())), default=0) for t in terms}
         unseen = [t for t in terms if not freqs[t] and len(parts.get(t, ())) == 1]
         if unseen:
             freqs.update(self._stem_doc_freq(unseen))
-        return {t: idf(freqs[t], total) if freqs[t] else 0.0 for t in terms}
+        return {t: idf(freqs[t], total) if freqs[t] and t not in joined else 0.0 for t in terms}
 
     # the pipeline ---------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchOutcome:

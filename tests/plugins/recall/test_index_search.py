@@ -498,3 +498,28 @@ def test_an_identifier_is_found_whole_and_by_its_parts_in_any_case(make_host, qu
         found = host.call_tool("memory_search", {"query": query})
     assert found["results"] and "ERR_LOCK_77" in found["results"][0]["snippet"]
     assert found["results"][0]["score"] > 0.5
+
+
+@pytest.mark.parametrize(
+    ("written", "query"),
+    [
+        ("os.path.join", "os_path_join"),
+        ("HTTP 503", "http-503"),
+        ("lifelong.facts.compare", "lifelong-facts-compare"),
+        ("safe-cron-merge.sh", "safe.cron.merge.sh"),
+    ],
+)
+def test_an_identifier_typed_with_other_separators_gets_full_lexical_credit(
+    make_host, written: str, query: str
+) -> None:
+    """Issue 42: "os_path_join" and "http-503" found nothing though FTS5 held the line (the query
+    counted the joined word whole only, the unit stored its parts): the parts carry the credit."""
+    files = {
+        "memory/2026-07-01.md": f"# 2026-07-01\n\n- Looked into {written} today; noted it.\n- Retry the sourdough.\n",
+        "memory/2026-07-02.md": "# 2026-07-02\n\n- Path along the river is flooded.\n- Joined the choir.\n",
+    }
+    host = make_host(files, {"embedding": {"provider": "none"}})
+    with clock.pinned(dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)):
+        found = host.call_tool("memory_search", {"query": query})
+    assert found["results"] and written in found["results"][0]["snippet"]
+    assert found["results"][0]["score"] > 0.5
