@@ -10,13 +10,14 @@ window's dailies, plans, asks the model for the summary and returns a frozen :cl
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from lifelong import llm, prompts
 from lifelong.contracts import PluginContext
 from lifelong.errors import LLMOffline
+from lifelong.update_model import applies_to, update_probabilities
 
 from .candidates import Candidate, CandidatePool
 from .dailies import list_dailies, shared_candidates
@@ -83,8 +84,10 @@ def plan_rem(
     today: dt.date,
     tz: dt.tzinfo,
     config: RemConfig,
+    learned: Callable[[list[tuple[str, str]]], dict[tuple[str, str], float] | None] | None = None,
 ) -> RemPlan:
-    """Themes, reinforcement and corrections over the window's ``entries`` (pure)."""
+    """Themes, reinforcement and corrections over the window's ``entries`` (pure, but for
+    ``learned``: the learned update reader, see :func:`themes.find_corrections`)."""
     themes = find_themes(
         entries, min_days=config.min_days, min_entries=config.min_entries, limit=config.max_themes
     )
@@ -115,7 +118,7 @@ def plan_rem(
     status: dict[str, str] = {}  # what the plan has decided so far, over the candidates' state
     corrected_by: dict[str, str | None] = {}
     supersede, outdated = [], []
-    for corr in find_corrections(entries, known):
+    for corr in find_corrections(entries, known, learned):
         c = candidates[corr.earlier]
         later = candidates.get(corr.later)
         item = Revision(corr.earlier, c.text, corr.later, later.text if later else "", tuple(corr.shared))
@@ -198,6 +201,20 @@ def summarise(
     return summary, source, note
 
 
+def learned_reader(
+    ctx: PluginContext,
+) -> Callable[[list[tuple[str, str]]], dict[tuple[str, str], float] | None] | None:
+    """The learned update reader on the workspace's embedder, or None (another embedder, none,
+    or a misconfigured one: the rules alone)."""
+    try:
+        embedder = ctx.embedder
+    except Exception:
+        return None
+    if not applies_to(embedder):
+        return None
+    return lambda pairs: update_probabilities(embedder, pairs)
+
+
 def rem(ctx: PluginContext, run: Any, pool: CandidatePool, reader: Any) -> RemResult:
     """Read the window, plan (:func:`plan_rem`), summarise; changes nothing."""
     cfg = run.config
@@ -212,6 +229,7 @@ def rem(ctx: PluginContext, run: Any, pool: CandidatePool, reader: Any) -> RemRe
         run.now.date(),
         ctx.workspace.timezone,
         RemConfig.from_config(cfg),
+        learned_reader(ctx),
     )
     summary, source, note = summarise(ctx, run, pool, plan.themes)
     report = {

@@ -18,11 +18,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from lifelong.facts import MONTH_WORDS, MONTHS, WEEKDAYS, relate
+from lifelong.update_model import SURE
 
 from .snippets import STOPWORDS, content_tokens, stem, words
 
@@ -204,23 +205,32 @@ def asserted_tags(text: str) -> frozenset[str]:
 
 
 CORRECTION_CONFIDENCE = 0.7  # lifelong.facts.relate's confidence a correction needs
+# the learned update reader's probability a correction needs (update_model.SURE, not search's
+# LIKELY: a night compares each line with up to CORRECTION_PEERS others)
+LEARNED_CORRECTION = SURE
 CORRECTION_PEERS = 24  # the earlier candidates sharing most topic terms that one entry is compared with
 
 
-def find_corrections(entries: list[Entry], candidates: dict[str, Entry]) -> list[Correction]:
-    """Later entries that revise an earlier candidate (pure): the one fact model's comparison
-    (:func:`lifelong.facts.relate`) reads the later line as an update of the earlier one — a new
-    value for what the earlier states ("my number is now 0152…", "Schwimmkurs moved!! from now
-    on thursdays"), or its end ("the trip is called off") — with confidence
-    :data:`CORRECTION_CONFIDENCE`, or the later line has correction wording and the earlier
-    shares two topic terms (restating a correction is not a new correction: the later one must
-    assert something the earlier lacks). Each entry is compared with the
+def find_corrections(
+    entries: list[Entry],
+    candidates: dict[str, Entry],
+    learned: Callable[[list[tuple[str, str]]], dict[tuple[str, str], float] | None] | None = None,
+) -> list[Correction]:
+    """Later entries that revise an earlier candidate (pure, but for ``learned``): the one fact
+    model's comparison (:func:`lifelong.facts.relate`) reads the later line as an update of the
+    earlier one — a new value for what the earlier states ("my number is now 0152…",
+    "Schwimmkurs moved!! from now on thursdays"), or its end ("the trip is called off") — with
+    confidence :data:`CORRECTION_CONFIDENCE`, or the later line has correction wording and the
+    earlier shares two topic terms, or the learned update reader (``learned``: pairs of texts
+    to probabilities, :func:`lifelong.update_model.update_probabilities`) gives it
+    :data:`LEARNED_CORRECTION` or more (restating a correction is not a new correction: the later
+    one must assert something the earlier lacks). Each entry is compared with the
     :data:`CORRECTION_PEERS` earlier candidates that share most of its topic terms."""
     by_term: dict[str, set[str]] = defaultdict(set)
     for key, c in candidates.items():
         for t in c.terms:
             by_term[t].add(key)
-    out: list[Correction] = []
+    compared: list[tuple[Entry, Entry, int]] = []
     for e in entries:
         seen: dict[str, int] = defaultdict(int)
         for t in e.terms:
@@ -229,13 +239,21 @@ def find_corrections(entries: list[Entry], candidates: dict[str, Entry]) -> list
         peers = sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))[:CORRECTION_PEERS]
         for key, shared in sorted(peers):
             c = candidates[key]
-            if key == e.key or c.day >= e.day:
+            if key != e.key and c.day < e.day:
+                compared.append((c, e, shared))
+    odds = learned([(c.text, e.text) for c, e, _ in compared]) if learned and compared else None
+    out: list[Correction] = []
+    for c, e, shared in compared:
+        relation = relate(c.text, e.text)
+        confidence = relation.confidence
+        if relation.kind != "update" or relation.confidence < CORRECTION_CONFIDENCE:
+            p = odds.get((c.text, e.text), 0.0) if odds else 0.0
+            if p >= LEARNED_CORRECTION:
+                # never sure enough to set a staged fact aside unpromoted (rem's 0.9): it marks
+                confidence = min(p, LEARNED_CORRECTION)
+            elif not (is_correction(e.text) and shared >= 2 and relation.kind == "update"):
                 continue
-            relation = relate(c.text, e.text)
-            if relation.kind != "update" or relation.confidence < CORRECTION_CONFIDENCE:
-                if not (is_correction(e.text) and shared >= 2 and relation.kind == "update"):
-                    continue
-            if not (asserted_tags(e.text) - concept_tags(c.text)) and not relation.fresh:
-                continue  # nothing new asserted: a restatement of the correction
-            out.append(Correction(key, e.key, tuple(sorted(c.terms & e.terms)), relation.confidence))
+        if not (asserted_tags(e.text) - concept_tags(c.text)) and not relation.fresh:
+            continue  # nothing new asserted: a restatement of the correction
+        out.append(Correction(c.key, e.key, tuple(sorted(c.terms & e.terms)), confidence))
     return out

@@ -63,7 +63,13 @@ def retrieval_post(ctx: PluginContext, request: SearchRequest, candidates: list[
     from . import reading
 
     if request.mode == "current":
-        reading.newest_first(candidates, query=request.query)
+        embedder = None
+        if ctx.config("supersede")["learned_reader"]:
+            try:
+                embedder = ctx.embedder
+            except Exception:  # a misconfigured provider: the rules alone
+                embedder = None
+        reading.newest_first(candidates, query=request.query, embedder=embedder)
     reading.filter_candidates(ctx, request, candidates)
 
 

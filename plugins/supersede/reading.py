@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from lifelong.contracts import Candidate, FileChanges, PluginContext, SearchRequest
 from lifelong.facts import differing_values, restates_with_new_value, typed_values
+from lifelong.update_model import LIKELY, update_probabilities
 
 from . import ledger
 
 if TYPE_CHECKING:
+    from lifelong.contracts import Embedder
     from lifelong.journal import Journal
 
 PLUGIN = "supersede"
@@ -58,6 +60,7 @@ def fact_ids(c: Candidate) -> list[str]:
 
 
 NEWEST_FIRST_POOL = 12  # how many of the best candidates are compared pair by pair
+LEARNED_POOL = 4  # how many of those the learned update reader also reads (it embeds each)
 RECENCY_BAND = 0.85  # a newer line this close in score to an older one with another value leads
 
 
@@ -71,32 +74,49 @@ def names_value(asked: str, text: str) -> bool:
     )
 
 
-def newest_first(candidates: list[Candidate], pool: int = NEWEST_FIRST_POOL, query: str = "") -> None:
-    """Of two candidates stating different values of the same thing
-    (:func:`lifelong.facts.restates_with_new_value`) from different days, the newer ranks just
-    above the older, and each carries what it is: ``extra["replaces"]`` (the older's citation and
-    day) on the newer, ``extra["earlier_than"]`` on the older. Nothing is hidden: both stay
-    visible, newest first, with their dates. In place."""
+def newest_first(
+    candidates: list[Candidate],
+    pool: int = NEWEST_FIRST_POOL,
+    query: str = "",
+    embedder: Embedder | None = None,
+) -> None:
+    """Of two candidates from different days where the newer replaces what the older states
+    (:func:`lifelong.facts.restates_with_new_value`, or the learned reader
+    :mod:`lifelong.update_model` at probability :data:`~lifelong.update_model.LIKELY` or more,
+    among the best :data:`LEARNED_POOL`, when ``embedder`` is the one it was trained with), the newer ranks just above the older, and each
+    carries what it is: ``extra["replaces"]`` (the older's citation and day) on the newer,
+    ``extra["earlier_than"]`` on the older. Nothing is hidden: both stay visible, newest first,
+    with their dates. In place."""
     asked = re.sub(r"[\W_]", "", query.lower())  # the question, as a value is compared
     best = sorted(
         (c for c in candidates if c.source_date is not None and not c.evergreen),
         key=lambda c: c.score,
         reverse=True,
     )[:pool]
-    for older in sorted(best, key=lambda c: c.source_date or 0.0):
-        for newer in best:
-            if newer is older or (newer.source_date or 0.0) <= (older.source_date or 0.0):
-                continue
-            if "earlier_than" in older.extra or names_value(asked, older.text):
-                continue  # the question names the older line's value ("ERR_LOCK_77"): it is what is asked
-            if not restates_with_new_value(older.text, newer.text):
-                continue
-            day = dt.datetime.fromtimestamp(newer.source_date or 0.0, dt.UTC).date().isoformat()
-            older.extra = {**older.extra, "earlier_than": {"citation": newer.citation, "date": day}}
-            newer.extra = {**newer.extra, "replaces": {"citation": older.citation}}
-            if newer.score <= older.score:
-                newer.score = older.score + 1e-6
-                newer.hybrid = max(newer.hybrid, older.hybrid)
+    dated = [
+        (older, newer)
+        for older in sorted(best, key=lambda c: c.source_date or 0.0)
+        for newer in best
+        if newer is not older and (newer.source_date or 0.0) > (older.source_date or 0.0)
+    ]
+    # the learned reader embeds each text it reads (~10 ms a line): only the best LEARNED_POOL
+    learned_pool = {id(c) for c in best[:LEARNED_POOL]}
+    read = [(o.text, n.text) for o, n in dated if id(o) in learned_pool and id(n) in learned_pool]
+    learned = update_probabilities(embedder, read) if read else None
+    for older, newer in dated:
+        if "earlier_than" in older.extra or names_value(asked, older.text):
+            continue  # the question names the older line's value ("ERR_LOCK_77"): it is what is asked
+        if not (
+            restates_with_new_value(older.text, newer.text)
+            or (learned is not None and learned.get((older.text, newer.text), 0.0) >= LIKELY)
+        ):
+            continue
+        day = dt.datetime.fromtimestamp(newer.source_date or 0.0, dt.UTC).date().isoformat()
+        older.extra = {**older.extra, "earlier_than": {"citation": newer.citation, "date": day}}
+        newer.extra = {**newer.extra, "replaces": {"citation": older.citation}}
+        if newer.score <= older.score:
+            newer.score = older.score + 1e-6
+            newer.hybrid = max(newer.hybrid, older.hybrid)
     # two lines nearly as relevant as each other, stating different values of one kind (a price,
     # a time, a phone number) and naming nobody different: the newer first, unmarked (both may be
     # true; if one replaced the other, the newer is the one that holds) — what a person reading
