@@ -9,8 +9,9 @@ difference carries "this one announces a change" in any of the embedder's langua
 nur noch", "ya no", "désormais", "from now on") and "about the same thing" at once.
 
 The weights (``update_model.json``, ~400 numbers) are trained by ``python -m
-evals.train_update_model`` on the project's first two pair sets (``pairs.yaml``, ``pairs-2.yaml``:
-labelled update / compatible, plus as many random cross pairs as easy negatives); the file records
+evals.train_update_model`` on five writers' pair sets (``evals/heldout/pairs.yaml`` to
+``pairs-5.yaml``: labelled update / compatible, plus as many random cross pairs as easy
+negatives); the file records
 the sets, the seed, the regularisation and the cross-validated figures. They apply only with the
 embedder they were trained with: with another provider, or none, :func:`update_probability`
 returns ``None`` and callers keep the rules.
@@ -47,7 +48,7 @@ LIKELY = 0.7  # a probability at least this: the newer statement probably replac
 # fewer updates read, half the compatible pairs misread)
 SURE = 0.85
 # below this cosine of the two statements' vectors they are not about one thing, whatever else the
-# model reads (e5's cosines sit in 0.75-0.95): on the four pair sets it keeps 87% of the updates
+# model reads (e5's cosines sit in 0.75-0.95): on the first four pair sets it keeps 87% of the updates
 # and 4% of random cross pairs, so unrelated lines that each announce something new ("new
 # number: ..." / "new roster: ...") are never read as one replacing the other
 SAME_THING_COSINE = 0.85
