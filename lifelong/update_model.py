@@ -24,7 +24,6 @@ judge's).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import threading
@@ -145,12 +144,8 @@ def applies_to(embedder: Embedder | None) -> bool:
     return (getattr(embedder, "provider", None), getattr(embedder, "model", None)) == TRAINED_WITH
 
 
-_vectors: OrderedDict[str, Any] = OrderedDict()
+_vectors: OrderedDict[str, Any] = OrderedDict()  # statement text -> its passage vector
 _vectors_lock = threading.Lock()
-
-
-def _key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def statement_vectors(embedder: Embedder, texts: list[str]) -> dict[str, npt.NDArray[np.float32]]:
@@ -160,17 +155,17 @@ def statement_vectors(embedder: Embedder, texts: list[str]) -> dict[str, npt.NDA
     missing: list[str] = []
     with _vectors_lock:
         for t in dict.fromkeys(texts):
-            v = _vectors.get(_key(t))
+            v = _vectors.get(t)
             if v is None:
                 missing.append(t)
             else:
-                _vectors.move_to_end(_key(t))
+                _vectors.move_to_end(t)
                 out[t] = v
     if missing:
         rows = embedder.embed_passages(missing)
         with _vectors_lock:
             for t, v in zip(missing, rows, strict=True):
-                _vectors[_key(t)] = v
+                _vectors[t] = v
                 out[t] = v
             while len(_vectors) > VECTOR_CACHE:
                 _vectors.popitem(last=False)

@@ -55,8 +55,7 @@ def query_terms(text: str) -> list[str]:
         if w in QUERY_STOPWORDS:
             continue
         out.append(term_of(w))
-        if is_joined(w) and not PROSE_COMPOUND.fullmatch(w):
-            out.extend(stem(part) for part in PART_RE.findall(w) if part not in STOPWORDS)
+        out.extend(stem(part) for part in identifier_parts(w) if part not in STOPWORDS)
     return list(dict.fromkeys(out))
 
 
@@ -181,12 +180,16 @@ _JOINED = re.compile(r"[^\W_][-_./:][^\W_]")
 # two words of letters joined by a hyphen ("ice-cream", "dairy-free"): prose, matched whole (by
 # its parts it lost 0.004 of LoCoMo's multi-hop all@5); three parts or more ("safe-cron-merge-sh")
 # read as an identifier typed with other separators
-PROSE_COMPOUND = re.compile(r"[^\W\d_]+-[^\W\d_]+")
+_PROSE_COMPOUND = re.compile(r"[^\W\d_]+-[^\W\d_]+")
 
 
-def is_joined(word: str) -> bool:
-    """A word of parts joined by ``- _ . / :`` ("err_lock_77", "v2.3", "TW-418")."""
-    return bool(_JOINED.search(word))
+def identifier_parts(word: str) -> list[str]:
+    """The parts of a query word read as an identifier, joined by ``- _ . / :`` ("err_lock_77":
+    "err", "lock", "77"; "v2.3", "TW-418"), which a search matches by its parts; [] for any other
+    word, a prose compound included."""
+    if not _JOINED.search(word) or _PROSE_COMPOUND.fullmatch(word):
+        return []
+    return PART_RE.findall(word)
 
 
 def fts_term(part: str) -> str:
@@ -382,14 +385,7 @@ def mmr_order(
         alive[best] = False
         left -= floor is None or scores[best] >= floor
         if picked and max_sim[best] >= drop_above:
-            # a duplicate dated on another day: its day joins the pick it is closest to (the same
-            # line written on four days is one result listing the other three)
-            if not pool[best].evergreen and pool[best].source_date is not None:
-                row = jaccard_row(bits, sizes, best)
-                owner = pool[max(picked, key=lambda k: row[k])]
-                day = _other_day(pool[best], owner)
-                if day is not None:
-                    owner.also_dates = tuple(sorted({*owner.also_dates, day}))
+            _join_day(pool, picked, best, lambda i: jaccard_row(bits, sizes, i))
             continue
         picked.append(best)
         yield pool[best], float(max_sim[best]), float(value[best])
@@ -442,12 +438,7 @@ def _mmr_order_sets(
         alive[best] = False
         left -= floor is None or scores[best] >= floor
         if picked and max_sim[best] >= drop_above:
-            if not pool[best].evergreen and pool[best].source_date is not None:
-                sims = row(best)
-                owner = pool[max(picked, key=lambda k: sims[k])]
-                day = _other_day(pool[best], owner)
-                if day is not None:
-                    owner.also_dates = tuple(sorted({*owner.also_dates, day}))
+            _join_day(pool, picked, best, row)
             continue
         picked.append(best)
         yield pool[best], max_sim[best], best_value
@@ -493,6 +484,22 @@ def fold_duplicates(ranked: Sequence[Candidate], *, drop_above: float = 0.85) ->
         else ranked[k]
         for k in kept
     ]
+
+
+def _join_day(
+    pool: list[Candidate], picked: list[int], best: int, row: Callable[[int], Sequence[float]]
+) -> None:
+    """MMR dropped ``pool[best]`` as a duplicate: when it is dated on another day, that day joins
+    the pick it is most similar to (``row(i)``: candidate i's similarities to the pool), so the
+    same line written on four days is one result listing the other three."""
+    duplicate = pool[best]
+    if duplicate.evergreen or duplicate.source_date is None:
+        return
+    sims = row(best)
+    owner = pool[max(picked, key=lambda k: sims[k])]
+    day = _other_day(duplicate, owner)
+    if day is not None:
+        owner.also_dates = tuple(sorted({*owner.also_dates, day}))
 
 
 def _other_day(duplicate: Candidate, pick: Candidate) -> float | None:

@@ -26,12 +26,10 @@ from .messages import Messages
 from .results import claim_hash, normalise_claim, relevance_of, snippet_of
 from .scan import is_generated_path
 from .scoring import (
-    PART_RE,
-    PROSE_COMPOUND,
     fts_plan,
     fts_terms,
+    identifier_parts,
     idf,
-    is_joined,
     query_terms,
     term_of,
 )
@@ -473,10 +471,11 @@ class Searcher:
         joined: set[str] = set()  # identifiers, weighed by their parts
         for w in words(query):
             parts.setdefault(term_of(w), fts_terms(w))
-            if is_joined(w) and not PROSE_COMPOUND.fullmatch(w):
+            pieces = identifier_parts(w)
+            if pieces:
                 joined.add(term_of(w))
-                for part in PART_RE.findall(w):
-                    parts.setdefault(stem(part), fts_terms(part))
+            for part in pieces:
+                parts.setdefault(stem(part), fts_terms(part))
         wanted = sorted({p for ps in parts.values() for p in ps})
         df = self._doc_freq(wanted) if wanted else {}
         freqs = {t: min((df.get(p, 0) for p in parts.get(t, ())), default=0) for t in terms}
