@@ -3,6 +3,7 @@ baseline of the same run.
 
     python -m evals.ablate_scoring [--conversations 0-4] [--variants defaults,no-decay,...]
                                    [--set name='{"decay_floor": 0.9}' ...]
+                                   [--index name='{"chunk_vectors_from_units": true}']
 
 Builds (or reuses, under evals/.cache/ablation/) each conversation's workspace exactly as the
 retrieval-locomo suite does, asks every category 1-4 question under each variant with the clock
@@ -66,6 +67,13 @@ def main(argv: list[str] | None = None) -> None:
         "--set", action="append", default=[], help="name=JSON recall overrides (an extra variant)."
     )
     ap.add_argument(
+        "--index",
+        default=None,
+        help="name=JSON index-time recall options (e.g. chunk_vectors_from_units): each conversation "
+        "gets its own index built with them, under evals/.cache/ablation/<conversation>-<name>; the "
+        "variants then run on it.",
+    )
+    ap.add_argument(
         "--questions", type=Path, default=None, help="Write per-question rows (JSON lines) to this file."
     )
     ap.add_argument(
@@ -77,6 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     wanted = parse_range(args.conversations)
     variants = {v: VARIANTS[v] for v in args.variants.split(",") if v}
+    index_name, _, index_raw = (args.index or "").partition("=")
+    index_options = json.loads(index_raw) if index_raw else None
     for item in args.set:
         name, _, raw = item.partition("=")
         variants[name] = _recall(json.loads(raw))
@@ -87,12 +97,14 @@ def main(argv: list[str] | None = None) -> None:
         if conv.index not in wanted:
             continue
         layout = "paragraphs" if args.paragraphs else "lines"
-        suffix = "-paragraphs" if args.paragraphs else ""
+        suffix = ("-paragraphs" if args.paragraphs else "") + (f"-{index_name}" if index_name else "")
         root = ROOT / "evals" / ".cache" / "ablation" / f"{conv.sample_id}{suffix}"
         cached = ROOT / "evals" / ".cache" / "locomo" / conv.sample_id
         if not root.exists() and cached.exists():
             shutil.copytree(cached, root)  # reuse the suite's embedding cache
-        files, _info = index_conversation(conv, root, lambda m: print(m, flush=True), layout)
+        files, info = index_conversation(conv, root, lambda m: print(m, flush=True), layout, index_options)
+        if index_options:
+            print(f"{conv.sample_id}: index {info}", flush=True)
         questions = pick_questions(conv, None)
         started = time.monotonic()
         answered, times = ask_all(conv, root, files, variants, questions, baseline=True)

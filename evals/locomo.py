@@ -23,6 +23,7 @@ Files whose content did not change are not rewritten, so a cached index stays in
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import hashlib
 import json
@@ -297,9 +298,12 @@ WORKSPACE_CONFIG: dict[str, Any] = {
 }
 
 
-def write_workspace(conv: Conversation, root: Path, layout: str = "lines") -> dict[str, SessionFile]:
+def write_workspace(
+    conv: Conversation, root: Path, layout: str = "lines", recall: dict[str, Any] | None = None
+) -> dict[str, SessionFile]:
     """Lay the conversation out under ``root`` (created if needed). Unchanged files are left
-    alone (mtime kept), daily files that no longer belong are removed. Returns the file map."""
+    alone (mtime kept), daily files that no longer belong are removed. ``recall``: index-time
+    recall options written into the workspace's config beside the defaults. Returns the file map."""
     root.mkdir(parents=True, exist_ok=True)
     files = session_files(conv, layout)
     memory = root / "memory"
@@ -307,7 +311,9 @@ def write_workspace(conv: Conversation, root: Path, layout: str = "lines") -> di
     for old in memory.glob("*.md"):
         if f"memory/{old.name}" not in files:
             old.unlink()
-    _write_if_changed(root / "lifelong.yaml", yaml.safe_dump(WORKSPACE_CONFIG, sort_keys=True))
+    config = copy.deepcopy(WORKSPACE_CONFIG)
+    config["plugins"]["recall"].update(recall or {})
+    _write_if_changed(root / "lifelong.yaml", yaml.safe_dump(config, sort_keys=True))
     for rel, f in files.items():
         _write_if_changed(root / rel, f.text)
     return files

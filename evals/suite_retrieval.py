@@ -261,20 +261,26 @@ def variant_workspace(root: Path, overrides: dict[str, Any]):  # noqa: ANN201 - 
 
 
 def index_conversation(
-    conv: Conversation, root: Path, log: Callable[[str], None], layout: str = "lines"
+    conv: Conversation,
+    root: Path,
+    log: Callable[[str], None],
+    layout: str = "lines",
+    recall: dict[str, Any] | None = None,
 ) -> tuple[dict[str, SessionFile], dict[str, Any]]:
-    """Write the workspace (``layout``: see :func:`evals.locomo.session_files`) and bring its
-    index up to date (forced re-chunk when the recall code changed since the cached index was
-    built)."""
+    """Write the workspace (``layout``: see :func:`evals.locomo.session_files`; ``recall``:
+    index-time recall options) and bring its index up to date (forced re-chunk when the recall
+    code or those options changed since the cached index was built)."""
     from lifelong_plugins.recall import service
 
     from lifelong import clock
     from lifelong.host import Host
     from lifelong.workspace import Workspace
 
-    files = write_workspace(conv, root, layout)
+    files = write_workspace(conv, root, layout, recall)
     stamp = root / ".lifelong" / "eval-fingerprint"
     fingerprint = recall_fingerprint()
+    if recall:
+        fingerprint += "-" + hashlib.sha256(json.dumps(recall, sort_keys=True).encode()).hexdigest()[:8]
     force = stamp.exists() and stamp.read_text().strip() != fingerprint
     host = Host(Workspace(root), builtins=PLUGINS, entry_points=False)
     try:
