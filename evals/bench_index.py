@@ -51,6 +51,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 TARGET_TOKENS = 1_000_000  # the issue's year of notes
@@ -150,7 +152,9 @@ def year_day(rng: random.Random, day: dt.date, tokens: int) -> str:
     return "\n".join(out)
 
 
-def write_year(root: Path, tokens: int, seed: int = 1) -> dict[str, str]:
+def write_year(
+    root: Path, tokens: int, seed: int = 1, recall: dict[str, Any] | None = None
+) -> dict[str, str]:
     """A year of dailies (365 files) of about ``tokens`` estimated tokens in all."""
     rng = random.Random(seed)
     start = dt.date(2025, 1, 1)
@@ -159,11 +163,15 @@ def write_year(root: Path, tokens: int, seed: int = 1) -> dict[str, str]:
     for i in range(365):
         day = start + dt.timedelta(days=i)
         files[f"memory/{day.isoformat()}.md"] = year_day(rng, day, int(per_day * rng.uniform(0.5, 1.5)))
-    return _lay_out(root, files)
+    return _lay_out(root, files, recall)
 
 
 def write_beam(
-    root: Path, data: str | None, n_files: int, log: Callable[[str], None]
+    root: Path,
+    data: str | None,
+    n_files: int,
+    log: Callable[[str], None],
+    recall: dict[str, Any] | None = None,
 ) -> dict[str, str] | None:
     """The first ``n_files`` daily files of BEAM's 100K chat 1, or None when BEAM is absent."""
     from . import beam
@@ -179,12 +187,14 @@ def write_beam(
         return None
     files = beam.chat_files(chats[0])
     chosen = dict(list(files.items())[:n_files])
-    return _lay_out(root, {rel: f.text for rel, f in chosen.items()})
+    return _lay_out(root, {rel: f.text for rel, f in chosen.items()}, recall)
 
 
-def _lay_out(root: Path, files: dict[str, str]) -> dict[str, str]:
+def _lay_out(root: Path, files: dict[str, str], recall: dict[str, Any] | None = None) -> dict[str, str]:
     (root / "memory").mkdir(parents=True, exist_ok=True)
-    (root / "lifelong.yaml").write_text(CONFIG, "utf-8")
+    config = yaml.safe_load(CONFIG)
+    config["plugins"]["recall"].update(recall or {})
+    (root / "lifelong.yaml").write_text(yaml.safe_dump(config), "utf-8")
     for rel, text in files.items():
         (root / rel).write_text(text, "utf-8")
     return files
@@ -221,12 +231,12 @@ class Stages:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
-        from lifelong_plugins.recall import chunking, index
+        from lifelong_plugins.recall import chunking, index, writer
 
         saved: list[tuple[Any, str, Any]] = []
-        for attr, stage in self.NAMES.items():
-            saved.append((index, attr, getattr(index, attr)))
-            setattr(index, attr, self._timed(stage, getattr(index, attr)))
+        for attr, stage in self.NAMES.items():  # the names the file writer calls them by
+            saved.append((writer, attr, getattr(writer, attr)))
+            setattr(writer, attr, self._timed(stage, getattr(writer, attr)))
         # sentence texts are split when a unit is listed for embedding (``Unit.sentence_texts``)
         saved.append((chunking, "sentence_texts", chunking.sentence_texts))
         chunking.sentence_texts = self._timed("units", chunking.sentence_texts)
@@ -261,7 +271,7 @@ def index_corpus(name: str, root: Path, files: dict[str, str], log: Callable[[st
         chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         units = conn.execute("SELECT count(*) FROM units").fetchone()[0]
         multi = conn.execute("SELECT count(*) FROM unit_vectors WHERE length(sentences) > 0").fetchone()[0]
-        model_tokens = _model_tokens(conn)
+        model_tokens = _model_tokens(conn, pooled=report.sentences_pooled > 0)
     finally:
         host.close()
     s = stages.seconds
@@ -293,6 +303,7 @@ def index_corpus(name: str, root: Path, files: dict[str, str], log: Callable[[st
             "chunks": report.embedded,
             "units": report.units_embedded,
             "sentences": report.sentences_embedded,
+            "sentences pooled": report.sentences_pooled,
         },
         "model_tokens": model_tokens,
         "wall_s": round(wall, 1),
@@ -311,8 +322,9 @@ def index_corpus(name: str, root: Path, files: dict[str, str], log: Callable[[st
     return result
 
 
-def _model_tokens(conn: Any) -> dict[str, int]:
-    """Tokens the model read, by kind (each distinct text once, prefix and markers included)."""
+def _model_tokens(conn: Any, pooled: bool = False) -> dict[str, int]:
+    """Tokens the model read, by kind (each distinct text once, prefix and markers included;
+    ``pooled``: sentence vectors came from their unit's forward pass, the model read none)."""
     from lifelong_plugins.embeddings.providers import float_engine
     from lifelong_plugins.recall.chunking import sentence_texts
 
@@ -330,7 +342,7 @@ def _model_tokens(conn: Any) -> dict[str, int]:
         "SELECT u.heading, u.text FROM units u JOIN chunks c ON c.id = u.chunk_id WHERE NOT c.lexical_only"
     ).fetchall()
     units = {joined(h, t) for h, t in rows} - chunks
-    sentences = {x for h, t in rows for x in sentence_texts(h, t)} - units - chunks
+    sentences = set() if pooled else {x for h, t in rows for x in sentence_texts(h, t)} - units - chunks
     return {
         kind: sum(engine.token_count(x) for x in texts)
         for kind, texts in (("chunks", chunks), ("units", units), ("sentences", sentences))
@@ -344,7 +356,8 @@ def report_text(r: dict[str, Any]) -> str:
         f"({r['units_with_sentence_vectors']:,} with sentence vectors)",
         f"  wall {r['wall_s']} s ({r['tokens_per_s']:,.0f} tokens/s), CPU {r['cpu_s']} s "
         f"({r['tokens_per_cpu_s']:,.0f} tokens per CPU-second)",
-        f"  embedded: {e['chunks']:,} chunks, {e['units']:,} units, {e['sentences']:,} sentences; model tokens "
+        f"  embedded: {e['chunks']:,} chunks, {e['units']:,} units, {e['sentences']:,} sentences "
+        f"({e['sentences pooled']:,} pooled from their unit's pass); model tokens "
         + ", ".join(f"{k} {v:,}" for k, v in r["model_tokens"].items())
         + f" ({sum(r['model_tokens'].values()) / r['tokens']:.1f} per text token)",
         "  stages (s): " + ", ".join(f"{k} {v}" for k, v in r["stages_s"].items()),
@@ -371,7 +384,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--skip-year", action="store_true")
     ap.add_argument("--skip-beam", action="store_true")
     ap.add_argument("--json", type=Path, default=None, help="Write the figures to this file.")
+    ap.add_argument(
+        "--recall",
+        default=None,
+        help="Recall options over the defaults, as JSON (e.g. '{\"late_sentences\": false}').",
+    )
     args = ap.parse_args(argv)
+    recall = json.loads(args.recall) if args.recall else None
 
     def log(message: str) -> None:
         print(message, flush=True)
@@ -382,10 +401,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     base = Path(tempfile.mkdtemp(prefix="lifelong-bench-index-"))
     try:
         if not args.skip_year:
-            files = write_year(base / "year", args.year_tokens)
+            files = write_year(base / "year", args.year_tokens, recall=recall)
             results["corpora"].append(index_corpus("year", base / "year", files, log))
         if not args.skip_beam:
-            files = write_beam(base / "beam", args.beam, args.beam_files, log)
+            files = write_beam(base / "beam", args.beam, args.beam_files, log, recall)
             if files:
                 results["corpora"].append(index_corpus("beam chat 1", base / "beam", files, log))
     finally:
