@@ -271,7 +271,7 @@ def index_corpus(name: str, root: Path, files: dict[str, str], log: Callable[[st
         chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         units = conn.execute("SELECT count(*) FROM units").fetchone()[0]
         multi = conn.execute("SELECT count(*) FROM unit_vectors WHERE length(sentences) > 0").fetchone()[0]
-        model_tokens = _model_tokens(conn, pooled=report.sentences_pooled > 0)
+        model_tokens = _model_tokens(conn)
     finally:
         host.close()
     s = stages.seconds
@@ -303,7 +303,6 @@ def index_corpus(name: str, root: Path, files: dict[str, str], log: Callable[[st
             "chunks": report.embedded,
             "units": report.units_embedded,
             "sentences": report.sentences_embedded,
-            "sentences pooled": report.sentences_pooled,
         },
         "model_tokens": model_tokens,
         "wall_s": round(wall, 1),
@@ -322,9 +321,8 @@ def index_corpus(name: str, root: Path, files: dict[str, str], log: Callable[[st
     return result
 
 
-def _model_tokens(conn: Any, pooled: bool = False) -> dict[str, int]:
-    """Tokens the model read, by kind (each distinct text once, prefix and markers included;
-    ``pooled``: sentence vectors came from their unit's forward pass, the model read none)."""
+def _model_tokens(conn: Any) -> dict[str, int]:
+    """Tokens the model read, by kind (each distinct text once, prefix and markers included)."""
     from lifelong_plugins.embeddings.providers import float_engine
     from lifelong_plugins.recall.chunking import sentence_texts
 
@@ -342,7 +340,7 @@ def _model_tokens(conn: Any, pooled: bool = False) -> dict[str, int]:
         "SELECT u.heading, u.text FROM units u JOIN chunks c ON c.id = u.chunk_id WHERE NOT c.lexical_only"
     ).fetchall()
     units = {joined(h, t) for h, t in rows} - chunks
-    sentences = set() if pooled else {x for h, t in rows for x in sentence_texts(h, t)} - units - chunks
+    sentences = {x for h, t in rows for x in sentence_texts(h, t)} - units - chunks
     return {
         kind: sum(engine.token_count(x) for x in texts)
         for kind, texts in (("chunks", chunks), ("units", units), ("sentences", sentences))
@@ -356,8 +354,7 @@ def report_text(r: dict[str, Any]) -> str:
         f"({r['units_with_sentence_vectors']:,} with sentence vectors)",
         f"  wall {r['wall_s']} s ({r['tokens_per_s']:,.0f} tokens/s), CPU {r['cpu_s']} s "
         f"({r['tokens_per_cpu_s']:,.0f} tokens per CPU-second)",
-        f"  embedded: {e['chunks']:,} chunks, {e['units']:,} units, {e['sentences']:,} sentences "
-        f"({e['sentences pooled']:,} pooled from their unit's pass); model tokens "
+        f"  embedded: {e['chunks']:,} chunks, {e['units']:,} units, {e['sentences']:,} sentences; model tokens "
         + ", ".join(f"{k} {v:,}" for k, v in r["model_tokens"].items())
         + f" ({sum(r['model_tokens'].values()) / r['tokens']:.1f} per text token)",
         "  stages (s): " + ", ".join(f"{k} {v}" for k, v in r["stages_s"].items()),
@@ -387,7 +384,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument(
         "--recall",
         default=None,
-        help="Recall options over the defaults, as JSON (e.g. '{\"late_sentences\": false}').",
+        help="Recall options over the defaults, as JSON (e.g. '{\"sentence_vectors\": false}').",
     )
     args = ap.parse_args(argv)
     recall = json.loads(args.recall) if args.recall else None

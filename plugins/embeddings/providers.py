@@ -113,22 +113,6 @@ class LocalE5:
         ]
         return _normalise(np.vstack(out))
 
-    @property
-    def pools_spans(self) -> bool:
-        """Whether :meth:`embed_with_spans` can pool spans (the float32 engine reads token states)."""
-        return self.passage_engine == "float32"
-
-    def embed_with_spans(
-        self, texts: list[str], spans: list[list[tuple[int, int]]]
-    ) -> tuple[np.ndarray, list[list[np.ndarray | None]]]:
-        """Each passage's vector and, from the same forward pass, one per character span of it
-        (``FloatE5.embed_with_spans``; None where a span cannot be pooled). Only when
-        :attr:`pools_spans`."""
-        engine = float_engine(self.float_weights)
-        if engine is None:
-            raise EmbeddingUnavailable("span pooling needs the float32 engine")
-        return engine.embed_with_spans(texts, spans)
-
     def status_warning(self) -> str | None:
         """One line for ``lifelong status`` when passages fall back to the slower C engine."""
         if self.engine == "float32" and self.passage_engine != "float32":

@@ -86,10 +86,6 @@ class Span:
         """:func:`sentence_texts` of this span."""
         return sentence_texts(self.heading, self.text)
 
-    def sentence_offsets(self) -> list[tuple[int, int]]:
-        """:func:`sentence_offsets` of this span."""
-        return sentence_offsets(self.heading, self.text)
-
 
 def sentence_texts(heading: str, text: str) -> list[str]:
     """What is embedded for each sentence of a text of two sentences or more (nothing
@@ -105,37 +101,15 @@ def sentence_texts(heading: str, text: str) -> list[str]:
     return [f"{head}{who}{s}" for s in sentences[:MAX_SENTENCES]]
 
 
-def sentence_offsets(heading: str, text: str) -> list[tuple[int, int]]:
-    """Where each of :func:`sentence_texts`' sentences sits in the unit's embedded text
-    (``heading`` + newline + ``text`` without comments, as :meth:`Span.embedding_text` writes
-    it): what a late-pooled sentence vector averages over (one per sentence text, same order)."""
-    spans = sentence_spans(strip_comments(text))
-    if len(spans) < 2:
-        return []
-    base = len(heading) + 1 if heading else 0
-    return [(base + a, base + b) for a, b in spans[:MAX_SENTENCES]]
-
-
 def split_sentences(text: str) -> list[str]:
     """The sentences of a block's text (pure): each line without its list marker, tag and
     speaker, cut after sentence ends; a piece without a letter, or of three ASCII characters or
     fewer ("Hi!"), is dropped."""
-    return [text[a:b] for a, b in sentence_spans(text)]
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Where :func:`split_sentences`' sentences sit in ``text``: (start, end) offsets, in order."""
-    out: list[tuple[int, int]] = []
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        at = offset
-        offset += len(line)
-        line = next(iter(line.splitlines()), "")  # without its line break
+    out: list[str] = []
+    for line in text.splitlines():
         m = SPEAKER_RE.match(line)
         mark = None if m else _LINE_MARK.match(line)  # matches every line (all of it optional)
-        begin = m.end() if m else (mark.end() if mark else 0)
-        body = line[begin:]
-        at += begin
+        body = line[m.end() :] if m else line[mark.end() if mark else 0 :]
         start = 0
         for cut in _SENTENCE_END.finditer(body):
             nxt = body[cut.end() : cut.end() + 1]
@@ -145,21 +119,10 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             last = before[-1].rstrip(".").lower() if before else ""
             if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
                 continue  # "Dr. Keller", "J. Smith"
-            out.append(_trimmed(body, start, cut.start(), at))
+            out.append(body[start : cut.start()].strip())
             start = cut.end()
-        out.append(_trimmed(body, start, len(body), at))
-    return [
-        (a, b)
-        for a, b in out
-        if any(ch.isalpha() for ch in text[a:b]) and (b - a > 3 or not text[a:b].isascii())
-    ]
-
-
-def _trimmed(body: str, a: int, b: int, at: int) -> tuple[int, int]:
-    """``body[a:b]`` without its outer whitespace, as offsets shifted by ``at``."""
-    piece = body[a:b]
-    lead = len(piece) - len(piece.lstrip())
-    return at + a + lead, at + a + len(piece.rstrip())
+        out.append(body[start:].strip())
+    return [s for s in out if any(ch.isalpha() for ch in s) and (len(s) > 3 or not s.isascii())]
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,6 @@ class SyncReport:
     cache_hits: int = 0  # chunk texts found in the embedding cache
     units_embedded: int = 0  # unit texts embedded (a unit equal to its chunk's text is not)
     sentences_embedded: int = 0  # the units' sentence texts embedded
-    sentences_pooled: int = 0  # sentence vectors pooled from their unit's forward pass (late_sentences)
     embed_seconds: dict[str, float] = field(default_factory=dict)  # time in the model by pass
     skipped: dict[str, str] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)  # indexed, with a caveat (path -> what)
@@ -68,7 +67,6 @@ class SyncReport:
             "embedding_cache_hits": self.cache_hits,
             "units_embedded": self.units_embedded,
             "sentences_embedded": self.sentences_embedded,
-            "sentences_pooled": self.sentences_pooled,
             "embed_seconds": {k: round(v, 2) for k, v in self.embed_seconds.items()},
             "skipped": self.skipped,
             "notes": self.notes,
@@ -480,7 +478,6 @@ class RecallIndex:
         report.embedded += out.embedded
         report.units_embedded += out.units_embedded
         report.sentences_embedded += out.sentences_embedded
-        report.sentences_pooled += out.sentences_pooled
         report.cache_hits += out.cache_hits
         for kind, seconds in out.seconds.items():
             report.embed_seconds[kind] = report.embed_seconds.get(kind, 0.0) + seconds

@@ -13,7 +13,6 @@ live here too.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import time
@@ -27,7 +26,7 @@ from lifelong import clock
 from lifelong.contracts import Embedder, EmbeddingUnavailable
 from lifelong.lazy import numpy as np
 
-from .chunking import sentence_offsets, sentence_texts
+from .chunking import sentence_texts
 from .vectors import (
     CENTROID_KEY,
     CENTROID_MIN_VECTORS,
@@ -61,29 +60,10 @@ class PendingUnit:
     # what is embedded for each of its sentences (``chunking.sentence_texts``; () for a unit of
     # one sentence); None when sentence vectors are off
     sentences: tuple[str, ...] | None = None
-    # where each sentence sits in ``text`` (``chunking.sentence_offsets``): what a late-pooled
-    # sentence vector averages over
-    offsets: tuple[tuple[int, int], ...] | None = None
-    # its sentence vectors are pooled from the unit's own forward pass (``late_sentences``)
-    late: bool = False
 
     @cached_property
     def sentence_hashes(self) -> list[str]:
-        if self.late:  # a late vector depends on the unit around the sentence too
-            return [text_hash(f"late\0{self.text}\0{t}") for t in self.sentences or ()]
         return [text_hash(t) for t in self.sentences or ()]
-
-    def can_pool(self) -> bool:
-        """Whether its sentences' offsets are known and point at them in ``text``."""
-        return bool(
-            self.sentences
-            and self.offsets
-            and len(self.offsets) == len(self.sentences)
-            and all(
-                b > a and t.endswith(self.text[a:b])
-                for (a, b), t in zip(self.offsets, self.sentences, strict=True)
-            )
-        )
 
 
 @dataclass
@@ -93,7 +73,6 @@ class EmbedOutcome:
     embedded: int = 0  # chunk texts embedded
     units_embedded: int = 0  # unit texts embedded
     sentences_embedded: int = 0  # sentence texts embedded
-    sentences_pooled: int = 0  # sentence vectors pooled from their unit's forward pass (late_sentences)
     cache_hits: int = 0  # chunk texts found in the embedding cache
     stored: int = 0  # chunk vectors stored
     left: int = 0  # chunks still without a vector (budget spent, or the model failed)
@@ -163,18 +142,14 @@ def plan_batches(
     mean_of = {c.id: c for c in chunks if c.id in derived}
     items: list[tuple[list[PendingChunk], list[PendingUnit], int]] = []
     for cid, us in by_chunk.items():
-        items.append(([mean_of[cid]] if cid in mean_of else [], us, sum(_unit_cost(u, cached) for u in us)))
+        items.append(
+            ([mean_of[cid]] if cid in mean_of else [], us, sum(u.embed_hash not in cached for u in us))
+        )
     items.extend(([c], [], 0) for cid, c in mean_of.items() if cid not in by_chunk)
     cut("units", items)
-    due = [u for u in units if u.sentences and not u.late and any(h not in cached for h in u.sentence_hashes)]
+    due = [u for u in units if u.sentences and any(h not in cached for h in u.sentence_hashes)]
     cut("sentences", [([], [u], sum(h not in cached for h in u.sentence_hashes)) for u in due])
     return batches
-
-
-def _unit_cost(u: PendingUnit, cached: dict[str, bytes] | set[str]) -> int:
-    """Texts the unit pass embeds for ``u``: its own (a late unit's sentence vectors come from
-    the same forward pass)."""
-    return int(u.embed_hash not in cached or (u.late and any(h not in cached for h in u.sentence_hashes)))
 
 
 def _left(batches: list[Batch]) -> tuple[int, int]:
@@ -258,7 +233,6 @@ class VectorStore:
                     r[2],
                     f"{r[3]}\n{r[4]}" if r[3] else r[4],
                     tuple(sentence_texts(r[3], r[4])) if with_sentences else None,
-                    tuple(sentence_offsets(r[3], r[4])) if with_sentences else None,
                 )
                 for r in conn.execute(
                     "SELECT u.id, u.chunk_id, u.embed_hash, u.heading, u.text FROM units u"
@@ -298,8 +272,6 @@ class VectorStore:
         out = EmbedOutcome()
         provider, model = embedder.provider, embedder.model
         started = time.monotonic()
-        if self.config.get("late_sentences") and getattr(embedder, "pools_spans", False):
-            units = [dataclasses.replace(u, late=True) if u.can_pool() else u for u in units]
         units_of: dict[int, list[PendingUnit]] = {}
         for u in units:
             units_of.setdefault(u.chunk_id, []).append(u)
@@ -314,44 +286,34 @@ class VectorStore:
         groups = plan_batches(chunks, units, derived, cached)
         for n, (kind, gchunks, gunits) in enumerate(groups):
             need: dict[str, str] = {}
-            pooled: dict[str, PendingUnit] = {}  # late units whose forward pass gives their sentences too
             for c in gchunks:
                 if c.id not in derived and c.embed_hash not in cached:
                     need.setdefault(c.embed_hash, c.text)
             for u in gunits:
-                if u.late and kind == "units" and _unit_cost(u, cached):
-                    pooled.setdefault(u.embed_hash, u)
-                elif u.embed_hash not in cached:
+                if u.embed_hash not in cached:
                     need.setdefault(u.embed_hash, u.text)
                 if kind == "sentences":
                     for h, t in zip(u.sentence_hashes, u.sentences or (), strict=True):
                         if h not in cached:
                             need.setdefault(h, t)
-            for h in pooled:
-                need.pop(h, None)
             fresh: list[tuple[str, bytes]] = []
-            if need or pooled:
+            if need:
                 began = time.monotonic()
                 try:
-                    fresh = self._pool_late(embedder, list(pooled.values()))
-                    cached.update(fresh)
                     vecs = embedder.embed_passages([embed_text(t) for t in need.values()])
                 except EmbeddingUnavailable as exc:
                     out.failed = str(exc)
                     out.left, out.units_left = _left(groups[n:])
                     return out
                 out.seconds[kind] = out.seconds.get(kind, 0.0) + time.monotonic() - began
-                own = [(h, to_blob(v)) for h, v in zip(need, vecs, strict=True)]
-                cached.update(own)
-                fresh += own
-                out.units_embedded += len(pooled)
-                out.sentences_pooled += sum(len(u.sentence_hashes) for u in pooled.values())
+                fresh = [(h, to_blob(v)) for h, v in zip(need, vecs, strict=True)]
+                cached.update(fresh)
                 out.embedded += sum(1 for h in need if h in chunk_hashes)
                 out.units_embedded += sum(1 for h in need if h in unit_hashes and h not in chunk_hashes)
                 out.sentences_embedded += sum(
                     1 for h in need if h in sentence_hashes and h not in unit_hashes and h not in chunk_hashes
                 )
-                done_texts += len(need) + sum(1 + len(u.sentence_hashes) for u in pooled.values())
+                done_texts += len(need)
                 if progress:
                     progress("embed", min(done_texts, todo), todo)
             out.stored += self._store_batch(provider, model, fresh, gchunks, gunits, cached, derived)
@@ -367,32 +329,6 @@ class VectorStore:
         with self.store.write():
             if token is not None and self.meta(PENDING_KEY) == token:
                 self.set_meta(PENDING_KEY, None)
-        return out
-
-    @staticmethod
-    def _pool_late(embedder: Embedder, units: list[PendingUnit]) -> list[tuple[str, bytes]]:
-        """Each late unit's vector and its sentences' vectors, pooled from one forward pass over
-        the unit (a sentence whose tokens cannot be told apart from its neighbours' is embedded
-        on its own instead)."""
-        if not units:
-            return []
-        vecs, spans = embedder.embed_with_spans(  # type: ignore[attr-defined]
-            [embed_text(u.text) for u in units], [list(u.offsets or ()) for u in units]
-        )
-        out: list[tuple[str, bytes]] = []
-        alone: dict[str, str] = {}
-        for u, v, pooled in zip(units, vecs, spans, strict=True):
-            out.append((u.embed_hash, to_blob(v)))
-            for h, t, p in zip(u.sentence_hashes, u.sentences or (), pooled, strict=True):
-                if p is None:
-                    alone.setdefault(h, t)
-                else:
-                    out.append((h, to_blob(p)))
-        if alone:
-            out += [
-                (h, to_blob(v))
-                for h, v in zip(alone, embedder.embed_passages(list(alone.values())), strict=True)
-            ]
         return out
 
     def _derived(

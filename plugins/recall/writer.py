@@ -210,7 +210,6 @@ class FileWriter:
                         uhash,
                         utext,
                         tuple(unit.sentence_texts()) if sentence_vectors_on(self.config) else None,
-                        tuple(unit.sentence_offsets()) if sentence_vectors_on(self.config) else None,
                     )
                 )
         if lexical:

@@ -181,3 +181,32 @@ def test_token_states_pool_to_the_texts_vector(engine: FloatE5) -> None:
     assert float(span @ pooled) / float(np.linalg.norm(span)) < 0.999
     with pytest.raises(ValueError, match="at most 510"):
         engine.token_states([ids[0]] * 511)
+
+
+def test_segments_of_different_lengths_attend_only_to_themselves(engine: FloatE5) -> None:
+    """Passages of many lengths in one forward pass attend in batched, padded groups
+    (``e5_float._stacks``): each passage's vector is the one it gets alone, so a padded row or a
+    neighbour's never leaks into it."""
+    texts = [PASSAGES[0], "Hi.", PASSAGES[1] * 3, "Standup moved to 9:15.", PASSAGES[2], "ok ok ok ok"]
+    together = engine.embed(texts)
+    alone = np.vstack([engine.embed([t]) for t in texts])
+    assert (together * alone).sum(axis=1).min() > 0.99999
+
+
+def test_attention_groups_pad_little_and_stay_bounded() -> None:
+    from lifelong_plugins.embeddings.e5_float import ATTENTION_BLOCK, STACK_MAX_TOKENS, _stacks
+
+    lengths = [5, 40, 41, 300, 39, 6, 512, 7, 42]
+    bounds, at = [], 0
+    for n in lengths:
+        bounds.append((at, at + n))
+        at += n
+    groups = _stacks(bounds, heads=12)
+    assert sorted(ab for g in groups for ab in g) == sorted(bounds)  # every segment once
+    for g in groups:
+        longest = max(b - a for a, b in g)
+        rows = sum(b - a for a, b in g)
+        assert rows >= 0.75 * longest * len(g) or len(g) == 1
+        assert len(g) * longest * longest * 12 <= ATTENTION_BLOCK or len(g) == 1
+        assert longest <= STACK_MAX_TOKENS or len(g) == 1
+    assert [len(g) for g in groups if max(b - a for a, b in g) > STACK_MAX_TOKENS] == [1, 1]
