@@ -271,7 +271,7 @@ def index_corpus(name: str, root: Path, files: dict[str, str], log: Callable[[st
         chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         units = conn.execute("SELECT count(*) FROM units").fetchone()[0]
         multi = conn.execute("SELECT count(*) FROM unit_vectors WHERE length(sentences) > 0").fetchone()[0]
-        model_tokens = _model_tokens(conn)
+        model_tokens = _model_tokens(conn, idx.config)
     finally:
         host.close()
     s = stages.seconds
@@ -321,8 +321,9 @@ def index_corpus(name: str, root: Path, files: dict[str, str], log: Callable[[st
     return result
 
 
-def _model_tokens(conn: Any) -> dict[str, int]:
-    """Tokens the model read, by kind (each distinct text once, prefix and markers included)."""
+def _model_tokens(conn: Any, config: dict[str, Any]) -> dict[str, int]:
+    """Tokens the model read, by kind (each distinct text once, prefix and markers included; a
+    kind the recall ``config`` does not embed reads none)."""
     from lifelong_plugins.embeddings.providers import float_engine
     from lifelong_plugins.recall.chunking import sentence_texts
 
@@ -339,8 +340,14 @@ def _model_tokens(conn: Any) -> dict[str, int]:
     rows = conn.execute(
         "SELECT u.heading, u.text FROM units u JOIN chunks c ON c.id = u.chunk_id WHERE NOT c.lexical_only"
     ).fetchall()
-    units = {joined(h, t) for h, t in rows} - chunks
-    sentences = {x for h, t in rows for x in sentence_texts(h, t)} - units - chunks
+    if config["chunk_vectors_from_units"] and config["unit_vectors"]:
+        chunks = set()  # a chunk's vector is its units' mean: only the units are embedded
+    units = {joined(h, t) for h, t in rows} - chunks if config["unit_vectors"] else set()
+    sentences = (
+        {x for h, t in rows for x in sentence_texts(h, t)} - units - chunks
+        if config["unit_vectors"] and config["sentence_vectors"]
+        else set()
+    )
     return {
         kind: sum(engine.token_count(x) for x in texts)
         for kind, texts in (("chunks", chunks), ("units", units), ("sentences", sentences))
