@@ -14,10 +14,15 @@ How a note is made:
    twice those of earlier turns, names and identifiers twice again, and a question word the unit
    answers without repeating it ("decide" by "Decision: ...") counts as covered. When the latest
    message names something, a unit must mention it.
+   Lines of the wiki's index page (links and claim counts) are navigation, never units.
 3. Units are scored by query coverage, the intent cue, the identifiers they carry (proper nouns,
-   dates, numbers: what a reply most needs to get right) and the search score of their hit.
-4. The best unit comes first; a second (not a near-duplicate) is added when it scores at least
-   half as well and fits. Each piece ends with its citation, e.g. ``(memory/2026-03-04.md#L4)``;
+   dates, numbers: what a reply most needs to get right) and the search score and rank of their
+   hit (``HIT_WEIGHT``, ``RANK_PENALTY``).
+4. The best unit comes first, unless a newer unit states the same thing with another value, or
+   the message asks about the present ("now", "these days", "jetzt", ``PRESENT``) and a newer
+   unit scores at least ``PRESENT_SHARE`` of the best: then the newest leads (the newest
+   statement of a slot is its current value). A second (not a near-duplicate) is added when it
+   scores at least half as well and fits. Each piece ends with its citation, e.g. ``(memory/2026-03-04.md#L4)``;
    the whole note is cut at a word boundary so it never exceeds ``max_chars``.
 
 Staleness: a hit that carries ``superseded_by`` or a ``validity_end`` in the past, or a line
@@ -94,6 +99,18 @@ CREDITED_CUES: dict[str, frozenset[str]] = {
     "time": frozenset("date dates day days time deadline schedule scheduled".split()),
 }
 MIN_COVERAGE = 0.3  # share of the (weighted) query a unit must cover to count
+# The search ranks by meaning and words at once: its score and rank weigh in every unit's score.
+HIT_WEIGHT = 1.5
+RANK_PENALTY = 0.2
+# "what is it now": the message asks about the present, so the newest good unit leads.
+PRESENT = re.compile(
+    r"\b(?:now|nowadays|these days|currently|current|at the moment|right now|at this point|any ?more"
+    r"|jetzt|aktuell|derzeit|momentan|zurzeit|inzwischen|maintenant|actuellement|en ce moment"
+    r"|ahora|actualmente|agora|atualmente|adesso|attualmente|nu|tegenwoordig|momenteel"
+    r"|teraz|obecnie|şimdi|artık|numera)\b",
+    re.I,
+)
+PRESENT_SHARE = 0.5
 
 
 def content_stems(text: str) -> set[str]:
@@ -332,7 +349,7 @@ def score_units(
             continue
         ids = identifiers_in(unit.text)
         score = 2.0 * coverage + 0.8 * strength + min(0.45, 0.15 * ids)
-        score += 0.5 * (unit.hit_score / best_hit) - 0.02 * unit.hit_rank
+        score += HIT_WEIGHT * (unit.hit_score / best_hit) - RANK_PENALTY * unit.hit_rank
         if unit.stale:
             score *= 0.6
         scored.append(ScoredUnit(unit, score, coverage, strength > 0, ids))
@@ -360,29 +377,40 @@ def render_piece(unit: Unit, limit: int) -> str | None:
     return f"{prefix}{body}{cite}"
 
 
-def newer_value(top: ScoredUnit, others: list[ScoredUnit]) -> ScoredUnit | None:
-    """The newest strong unit stating a different value of what ``top`` states, from a later date
-    (:func:`lifelong.facts.restates_with_new_value`): when notes disagree ("budget EUR 2,000" then
-    "budget now EUR 2,400"; "swim tues 5.15" then "switching to weds 4.30"), the newest leads. A
-    line from MEMORY.md or the wiki is dated by the dailies it cites."""
-    best: ScoredUnit | None = None
+def newer_value(
+    top: ScoredUnit, others: list[ScoredUnit], present: bool = False
+) -> tuple[ScoredUnit, bool] | None:
+    """The newest strong unit from a later date than ``top``, and whether it states a different
+    value of what ``top`` states (:func:`lifelong.facts.restates_with_new_value`): when notes
+    disagree ("budget EUR 2,000" then "budget now EUR 2,400"; "swim tues 5.15" then "switching to
+    weds 4.30"), the newest leads. When the message asks about the present (``present``), a newer
+    unit scoring at least ``PRESENT_SHARE`` of ``top`` leads too, though no rule reads the change
+    ("mum on 07391 556204" after "mum number = 07845221090"). A line from MEMORY.md or the wiki is
+    dated by the dailies it cites; an unmarked stale unit never leads."""
+    best: tuple[ScoredUnit, bool] | None = None
     for cand in others:
-        if cand.score < 0.35 * top.score or not cand.unit.date or not top.unit.date:
+        if cand.score < 0.35 * top.score or not cand.unit.date or not top.unit.date or cand.unit.stale:
             continue
-        if cand.unit.date <= top.unit.date or (best is not None and cand.unit.date <= (best.unit.date or "")):
+        if cand.unit.date <= top.unit.date or (
+            best is not None and cand.unit.date <= (best[0].unit.date or "")
+        ):
             continue
         if restates_with_new_value(top.unit.text, cand.unit.text):
-            best = cand
+            best = (cand, True)
+        elif present and cand.score >= PRESENT_SHARE * top.score:
+            best = (cand, False)
     return best
 
 
-def compose(scored: list[ScoredUnit], max_chars: int) -> Note | None:
+def compose(scored: list[ScoredUnit], max_chars: int, present: bool = False) -> Note | None:
     """The note from the best units: the best first (or a newer unit stating a different value of
-    the same thing), then one more if it is good, different and fits."""
+    the same thing, or the newest good one when ``present``), then one more if it is good,
+    different and fits."""
     if not scored:
         return None
-    newer = newer_value(scored[0], scored[1:8])
-    replaced = scored[0] if newer is not None else None
+    found = newer_value(scored[0], scored[1:8], present)
+    newer = found[0] if found is not None else None
+    replaced = scored[0] if found is not None and found[1] else None
     if newer is not None:
         scored = [newer, *[s for s in scored if s is not newer]]
     top = scored[0]
@@ -433,5 +461,10 @@ def extractive_note(
 ) -> Note | None:
     """The offline gate's note for ``hits`` (memory_search results, optionally with exact
     ``text`` from memory_get), or None when no line of them is relevant to the query."""
-    units = [u for rank, hit in enumerate(hits) for u in split_units(hit, rank, now)]
-    return compose(score_units(units, focus, context), max_chars)
+    units = [u for rank, hit in enumerate(hits) if not _navigation(hit) for u in split_units(hit, rank, now)]
+    return compose(score_units(units, focus, context), max_chars, present=bool(PRESENT.search(focus)))
+
+
+def _navigation(hit: dict[str, Any]) -> bool:
+    """The wiki's index page: links to pages and claim counts, no facts."""
+    return hit.get("corpus") == "wiki" and str(hit.get("path") or "").rsplit("/", 1)[-1] == "index.md"

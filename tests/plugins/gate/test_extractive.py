@@ -275,3 +275,23 @@ def test_a_wiki_claim_is_quoted_without_its_bookkeeping() -> None:
     }
     (unit,) = split_units(hit, 0, None)
     assert unit.text == "The offsite is in Porto" and unit.date == "2026-03-05"
+
+
+def test_the_search_rank_weighs_against_word_overlap() -> None:
+    """The hybrid search ranked the rent first by meaning; the other line repeats one more word
+    of the question ("month") and says nothing of what is paid. The search's order wins."""
+    hits = [
+        hit("memory/a.md", "- the Warmmiete for the flat is €1.562,50 since the index rise", 0.9),
+        hit("memory/b.md", "- budget check: the flat is the big one each month, then the car", 0.45, start=4),
+    ]
+    note = extractive_note(hits, "what do we pay for the flat each month?", now=NOW)
+    assert note is not None and note.text.startswith("the Warmmiete for the flat is €1.562,50")
+
+
+def test_a_struck_line_never_leads_as_the_newest() -> None:
+    hits = [
+        hit("memory/2026-03-02.md", "- the offsite budget is EUR 2,000", 0.8, source_date="2026-03-02"),
+        hit("MEMORY.md", "- ~~the offsite budget is now EUR 2,400~~", 0.7, start=5, source_date="2026-03-18"),
+    ]
+    note = extractive_note(hits, "what is the offsite budget now?", now=NOW)
+    assert note is not None and note.text.startswith("the offsite budget is EUR 2,000")

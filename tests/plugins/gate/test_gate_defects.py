@@ -155,3 +155,26 @@ def test_the_gate_leads_with_the_newest_value_and_says_what_it_replaced(gate_hos
     assert result.status == "ok" and "15:45" in result.note
     assert result.note.index("15:45") < result.note.index("16:30") if "16:30" in result.note else True
     assert "until 2026-03-18" in result.note or "16:30" not in result.note
+
+
+def test_asked_about_the_present_the_newest_statement_leads(gate_host) -> None:
+    """Issue 41: "what number do i ring to get mum now" led with the old number; the newer line
+    names the new one without any change word, so only the question's "now" can tell."""
+    files = {
+        "memory/2026-03-08.md": "# 2026-03-08\n\n- school contact form asked for mum's phone number = 07845221090\n",
+        "memory/2026-03-22.md": "# 2026-03-22\n\n- rang mum on 07391 556204 for an hour lol, then my phone died\n",
+    }
+    now = reply(gate_host(files), "what is mum's phone number now?")
+    assert now.status == "ok" and now.note.startswith("rang mum on 07391 556204")
+    assert "until" not in now.note  # no rule read a change: the older line is not called replaced
+
+
+def test_the_wiki_index_is_never_the_note(gate_host) -> None:
+    files = {
+        "wiki/index.md": "# Wiki index\n\nDurable beliefs, one page per subject, each claim with evidence pointers.\n\n"
+        "- [[entity.flat]] Flat rent — 3 claim(s)\n",
+        "memory/2026-03-10.md": "# 2026-03-10\n\n- the flat rent is 1,310 € a month since the index rise\n",
+    }
+    result = reply(gate_host(files), "how much is the flat rent per month?")
+    assert result.status == "ok" and "1,310" in result.note
+    assert "wiki/index.md" not in result.note and "claim(s)" not in result.note
