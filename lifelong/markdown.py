@@ -67,6 +67,23 @@ def strip_comments(text: str) -> str:
     return _COMMENT.sub(lambda m: m.group(1) or "", text) if "<!--" in text else text
 
 
+# what the suite writes around a line it copies: a wiki claim's state, confidence, id and evidence
+# ("— unconfirmed, confidence 0.50 (claim.c228497344); evidence: `memory/…#L4-L4`"), a mention's
+# claim id ("(claim.c228497344)"), and a struck item's pointer to what replaced it
+# ("(superseded by "…", 2026-07-07)")
+_CLAIM_TRAILER = re.compile(r"\s+—\s+[\w -]+, confidence \d(?:\.\d+)?\s*\([^)]*\); evidence: .*$")
+_CLAIM_ID = re.compile(r"\s*\(claim\.[0-9a-f]{6,}\)")
+_SUPERSEDED_BY = re.compile(r'\s*\(superseded by ".*?"(?:, [\d-]+)?\)')
+
+
+def strip_bookkeeping(text: str) -> str:
+    """``text`` without what the suite writes around a line it copies into MEMORY.md or the wiki
+    (HTML comments, a claim's trailer and id, "(superseded by …)"): the line as its writer wrote
+    it, so the daily line and its copies read as one. A strike-through (``~~…~~``) stays: it
+    says the line no longer holds."""
+    return _SUPERSEDED_BY.sub("", _CLAIM_ID.sub("", _CLAIM_TRAILER.sub("", strip_comments(text))))
+
+
 def estimate_tokens(text: str) -> int:
     """A cheap token estimate: about four characters per token (at least one per word), and one
     per character of Chinese, Japanese or Korean text, which a subword tokenizer splits finely."""

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong.facts import MONTH_WORDS, WEEKDAYS, restates_with_new_value
-from lifelong.markdown import strip_comments
+from lifelong.markdown import strip_bookkeeping
 from lifelong.safety import find_instructions
 from lifelong.text import CHATTER, QUESTION_WORDS, STOPWORDS, stem, tokens, words
 
@@ -192,8 +192,8 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
             heading = m.group(2)
             continue
         stated = stated_date(line)  # before the markers that carry it are stripped
-        body = strip_comments(_LIST_MARK.sub("", line)).strip().rstrip("…").strip()
-        body = _CLAIM_TRAILER.sub("", body)  # a wiki claim: the claim, not its bookkeeping
+        # a wiki claim or a struck item: the line, not its bookkeeping
+        body = strip_bookkeeping(_LIST_MARK.sub("", line)).strip().rstrip("…").strip()
         if len(words(body)) < 2:
             continue
         stale = stale_hit or bool(_STALE_TEXT.search(body))
@@ -216,9 +216,6 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
     return units
 
 
-# what the wiki writes after a claim ("— unconfirmed, confidence 0.50 (claim.x); evidence: …"):
-# the note has 220 characters for what is known, and cites the page itself
-_CLAIM_TRAILER = re.compile(r"\s+—\s+[\w -]+, confidence \d(?:\.\d+)?\s*\([^)]*\); evidence: .*$")
 _DAILY_DATE = re.compile(r"memory/(?:[\w-]+/)*?(\d{4}-\d{2}-\d{2})[\w-]*\.md")
 _ON_DATE = re.compile(r"\bon:(\d{4}-\d{2}-\d{2})")
 

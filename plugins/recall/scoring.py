@@ -16,7 +16,7 @@ from typing import Any
 from lifelong.contracts import Candidate
 from lifelong.decay import decay_factor as decay_factor  # the suite's one decay, re-exported
 from lifelong.lazy import numpy as np
-from lifelong.markdown import strip_comments
+from lifelong.markdown import strip_bookkeeping, strip_comments
 from lifelong.text import CHATTER, STOPWORDS, fold, fts_text, stem, word_marks, words
 
 QUERY_STOPWORDS = STOPWORDS | CHATTER
@@ -24,9 +24,12 @@ QUERY_STOPWORDS = STOPWORDS | CHATTER
 
 @lru_cache(maxsize=100_000)
 def token_set(text: str) -> frozenset[str]:
-    """The words of ``text`` without stop words (unstemmed) nor HTML comments: what MMR compares
-    candidates on (every promoted MEMORY.md item's ``<!-- key:… src:… -->`` made them alike)."""
-    return frozenset(w for w in words(strip_comments(text)) if w not in STOPWORDS)
+    """The words of ``text`` without stop words (unstemmed) nor the suite's bookkeeping: what MMR
+    compares candidates on. Every promoted MEMORY.md item's ``<!-- key:… src:… -->`` made them
+    alike; a wiki claim's trailer made the daily line and its copy in the wiki differ, so the
+    same line took two or three of a search's results (a struck copy too: the better ranked
+    stands for all)."""
+    return frozenset(w for w in words(strip_bookkeeping(text)) if w not in STOPWORDS)
 
 
 def bm25_score(rank: float) -> float:

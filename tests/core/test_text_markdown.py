@@ -5,7 +5,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lifelong.markdown import estimate_tokens, line_groups, parse_blocks, split_lines, strip_comments
+from lifelong.markdown import (
+    estimate_tokens,
+    line_groups,
+    parse_blocks,
+    split_lines,
+    strip_bookkeeping,
+    strip_comments,
+)
 from lifelong.text import CHATTER, STOPWORDS, content_tokens, fold, fts_text, jaccard, stem, tokens, words
 
 
@@ -177,3 +184,18 @@ def test_a_title_line_names_the_day_and_little_else() -> None:
     statements += ["Thu 1 Oct Laundry (Thursday a.m., our slot) — 2 loads", "May I ask something"]
     assert all(title_line(t) for t in titles)
     assert not any(title_line(t) for t in statements)
+
+
+def test_strip_bookkeeping_leaves_the_line_as_its_writer_wrote_it() -> None:
+    line = "Mias Handy mag unser WLAN nicht, network is o2-WLAN-4F21"
+    claim = (
+        f"{line} — unconfirmed, confidence 0.50 (claim.ea18e31edc); evidence: `memory/2026-06-20.md#L4-L4`"
+    )
+    assert strip_bookkeeping(claim) == line
+    assert strip_bookkeeping(f"{line} (claim.ea18e31edc)") == line  # a mention
+    assert strip_bookkeeping(f"{line} <!-- key:0123456789ab src:memory/2026-06-20.md#L4-L4 -->") == line
+    struck = f'~~{line}~~ (superseded by "Felix hat den neuen Router angeschlossen…", 2026-06-28)'
+    assert strip_bookkeeping(struck) == f"~~{line}~~"  # the strike stays: it says the line no longer holds
+    # a writer's own parentheses and dashes are text
+    own = "Rent — about 1,480 € (warm) (see claim form) — confidence is low"
+    assert strip_bookkeeping(own) == own
