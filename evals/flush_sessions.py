@@ -24,6 +24,7 @@ import argparse
 import datetime as dt
 import json
 import random
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -245,13 +246,21 @@ def run(sessions: int, seed: int, embedding: str) -> dict:
 HELDOUT = Path(__file__).resolve().parent / "heldout" / "flush_sessions.yaml"
 
 
+def holds(pattern: re.Pattern[str], snippet: str) -> bool:
+    """Whether a result's text holds a detail's value: the ``match`` pattern (``^``/``$`` at line
+    ends) on the text, or on its lines without the question a captured reply carries ("(re: And
+    the tortoise?) Gus": a writer's ``^Gus$`` means that message)."""
+    return bool(pattern.search(snippet) or pattern.search(_REPLY_CONTEXT.sub("", snippet)))
+
+
+_REPLY_CONTEXT = re.compile(r"^\(re: .*?\) ", re.M)
+
+
 def run_heldout(path: Path, embedding: str) -> dict:
     """The sessions of a hand-written file (``evals/heldout/flush_sessions.yaml``), all compacted in
     one workspace, as one agent's sessions are: each detail asked a month later (found when a top-5
     result's text holds the detail's value, the ``match`` pattern), and every evicted message that
     did not become a note restored from its own session's cache, byte for byte."""
-    import re
-
     import yaml
 
     data = yaml.safe_load(path.read_text("utf-8"))
@@ -295,8 +304,8 @@ def run_heldout(path: Path, embedding: str) -> dict:
             found = host.call_tool(
                 "memory_search", {"query": d["question"], "max_results": 5, "min_score": 0}
             )
-        pattern = re.compile(d["match"], re.I)
-        d["found"] = any(pattern.search(r["snippet"]) for r in found.get("results", []))
+        pattern = re.compile(d["match"], re.I | re.M)
+        d["found"] = any(holds(pattern, r["snippet"]) for r in found.get("results", []))
     host.close()
     return {
         "file": path.name,
