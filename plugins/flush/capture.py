@@ -186,6 +186,7 @@ def plan_capture(
     times: list[dt.datetime] = []
     cached_now: set[str] = set(cached_ids)
     asked = ""  # the question the message before asked ("Which router do you have?")
+    seen_here: set[str] = set()
     for index, message in enumerate(messages):
         content = str(message.get("content") or "")
         if not content.strip():
@@ -200,8 +201,14 @@ def plan_capture(
         # "penicillin", "she's vegan"), unless it is only an acknowledgement ("ok", "sure")
         answer = bool(question) and role == "user" and not is_small_talk(content)
         trivial = role not in capture_roles or (not answer and is_trivial(content, min_tokens))
-        known = digest in seen or (
-            len(content) > 30 and _SPACES.sub(" ", content.strip()).casefold() in folded_corpus
+        # a short message means what its conversation makes it mean: "8.30" or "Bronagh" noted in
+        # another session is another detail, so only this session's notes make it known
+        short = estimate_tokens(content) < min_tokens
+        known = (
+            digest in seen_here
+            or digest in noted_here
+            or (digest in seen and not short)
+            or (len(content) > 30 and _SPACES.sub(" ", content.strip()).casefold() in folded_corpus)
         )
         if known and digest in noted_here:
             plan.known += 1  # this session's own note already holds it (the compaction re-sent it)
@@ -214,6 +221,7 @@ def plan_capture(
                 plan.cached.append(CachedMessage(mid, role, content, when, digest))
             continue
         seen.add(digest)
+        seen_here.add(digest)
         body, redacted = redact_secrets(strip_invisible(content))
         if question and role == "user":
             # a reply is searchable by what it answers: "asus rt-ax86u" alone says nothing of routers

@@ -127,6 +127,27 @@ def test_known_messages_are_not_kept_twice(flush_host) -> None:
     assert len(captured) == 3
 
 
+def test_a_short_answer_noted_in_another_session_is_noted_again(flush_host) -> None:
+    """Issue 40: "8.30" answering "when do we meet?" in one session hid the same "8.30" answering
+    "when does the flight land?" in another: a short message means what its conversation makes
+    it mean, so another session's note does not keep it (a long message still is kept once)."""
+    host = flush_host()
+
+    def chat(question: str, sid: str) -> list[dict]:
+        return [
+            {"role": "assistant", "content": question, "id": f"{sid}-a"},
+            {"role": "user", "content": "8.30", "id": f"{sid}-u"},
+            {"role": "user", "content": MESSAGES[3]["content"], "id": f"{sid}-long"},
+        ]
+
+    first = compact(host, forced(0, "chat-1"), chat("When do we meet at the car park?", "s1"))
+    second = compact(host, forced(0, "chat-2"), chat("What time does Mum's flight land?", "s2"))
+    assert len(first.captured_paths) == 2
+    assert len(second.captured_paths) == 1 and second.detail["known"] == 1  # the long one is kept once
+    note = (host.workspace.root / second.captured_paths[0]).read_text("utf-8")
+    assert "(re: What time does Mum's flight land?) 8.30" in note
+
+
 def test_text_already_in_todays_daily_is_not_captured(flush_host) -> None:
     message = MESSAGES[3]["content"]
     host = flush_host({"memory/2026-05-02.md": f"# 2026-05-02\n\n- {message}\n"})
