@@ -295,3 +295,18 @@ def test_a_struck_line_never_leads_as_the_newest() -> None:
     ]
     note = extractive_note(hits, "what is the offsite budget now?", now=NOW)
     assert note is not None and note.text.startswith("the offsite budget is EUR 2,000")
+
+
+def test_the_search_first_hit_leads_once_anything_is_relevant() -> None:
+    """The hybrid search put the line that answers first; the other line repeats more of the
+    question's words. Word overlap decides whether memory has anything to say, not the order."""
+    hits = [
+        hit("memory/a.md", "- rang her on 07391 556204 for an hour lol", 0.9),
+        hit("memory/b.md", "- school contact form asked for mum's phone number = 07845221090", 0.5, start=3),
+    ]
+    note = extractive_note(hits, "what phone number do I ring to get mum?", now=NOW)
+    assert note is not None and note.text.startswith("rang her on 07391 556204")
+    # a superseded first hit does not lead
+    stale = [dict(hits[0], superseded_by="memory/c.md:1:1"), hits[1]]
+    note = extractive_note(stale, "what phone number do I ring to get mum?", now=NOW)
+    assert note is not None and note.text.startswith("school contact form")
