@@ -138,6 +138,8 @@ def offline_hit_rate(
                     t0 = time.perf_counter()
                     result = host.before_reply(session_for(q.qid), q.question)
                     wall.append((time.perf_counter() - t0) * 1000)
+                    first, first_cites = first_result_note(host, q.question)
+                    base = score_note(first, first_cites, q, files)
                     rows.append(
                         {
                             "qid": q.qid,
@@ -148,12 +150,34 @@ def offline_hit_rate(
                             "note": result.note,
                             "citations": list(result.citations),
                             **score_note(result.note, result.citations, q, files),
+                            "baseline_hit": base["hit"],
+                            "baseline_session_hit": base["session_hit"],
                         }
                     )
         finally:
             host.close()
         opts.log(f"  gate {conv.sample_id}: {len(questions)} questions")
     return rows, wall
+
+
+def first_result_note(host: Any, question: str, max_chars: int = 220) -> tuple[str, list[str]]:
+    """The baseline a user would try first: ``memory_search`` on the question (as the gate
+    searches: every corpus, six results, superseded facts included) and its first result's text,
+    clipped to the gate's 220 characters with its citation."""
+    found = host.call_tool(
+        "memory_search",
+        {"query": question, "corpus": "all", "max_results": 6, "mode": "all", "source": "eval"},
+    )
+    results = (found.get("results") or []) if isinstance(found, dict) else []
+    if not results:
+        return "", []
+    top = results[0]
+    cite = f"{top['path']}#L{top['start_line']}" + (
+        f"-L{top['end_line']}" if top.get("end_line") not in (None, top["start_line"]) else ""
+    )
+    text = " ".join(str(top.get("snippet") or "").split())
+    room = max_chars - len(cite) - 3
+    return (text[:room].rstrip() + f" ({cite})", [cite])
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -170,7 +194,17 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for name, rs in groups.items():
         out[name] = {
             "n": len(rs),
-            **{k: rate(rs, k) for k in ("hit", "answer_hit", "evidence_id_hit", "session_hit")},
+            **{
+                k: rate(rs, k)
+                for k in (
+                    "hit",
+                    "answer_hit",
+                    "evidence_id_hit",
+                    "session_hit",
+                    "baseline_hit",
+                    "baseline_session_hit",
+                )
+            },
         }
     statuses: dict[str, int] = {}
     for r in rows:
@@ -403,12 +437,13 @@ def report(results: dict[str, Any]) -> str:
             f"Offline gate (no model: extractive note) on {loc['questions']} LoCoMo questions "
             f"({', '.join(loc['conversations'])}), clock pinned to each conversation's last session.",
             "",
-            "| category | n | hit | answer in note | evidence id | evidence session cited |",
-            "|---|---|---|---|---|---|",
+            "| category | n | hit | answer in note | evidence id | evidence session cited | baseline: first search result, clipped: hit / session |",
+            "|---|---|---|---|---|---|---|",
         ]
         for name, r in loc["by_category"].items():
             lines.append(
-                f"| {name} | {r['n']} | {_f(r['hit'])} | {_f(r['answer_hit'])} | {_f(r['evidence_id_hit'])} | {_f(r['session_hit'])} |"
+                f"| {name} | {r['n']} | {_f(r['hit'])} | {_f(r['answer_hit'])} | {_f(r['evidence_id_hit'])} | {_f(r['session_hit'])} "
+                f"| {_f(r.get('baseline_hit'))} / {_f(r.get('baseline_session_hit'))} |"
             )
         lines += [
             "",

@@ -9,7 +9,9 @@ import pytest
 from lifelong_evals.harness import RunOptions
 from lifelong_evals.locomo import load_locomo
 from lifelong_evals.suite_gate import (
+    _host,
     agent_answer,
+    first_result_note,
     gate_unavailable,
     lazy_default_gap,
     offline_hit_rate,
@@ -55,6 +57,28 @@ def test_offline_gate_rows_and_summary(tiny_locomo: Path, tmp_path: Path) -> Non
     summary = summarise(rows)
     assert summary["by_category"]["overall"]["n"] == 6
     assert sum(summary["statuses"].values()) == 6
+    # the baseline in the same run: the first search result, clipped to the gate's cap
+    overall = summary["by_category"]["overall"]
+    assert overall["baseline_hit"] is not None and 0 <= overall["baseline_hit"] <= 1
+    assert all(isinstance(r["baseline_hit"], bool) for r in rows)
+
+
+def test_the_first_result_baseline_is_the_first_hit_clipped(tiny_locomo: Path, tmp_path: Path) -> None:
+    convs, _ = load_locomo(tiny_locomo / "locomo10.json", tiny_locomo / "audit-errors.json")
+    offline_hit_rate(convs[:1], options(tmp_path), None, 1)  # builds the index
+    host = _host(tmp_path / "cache" / "locomo" / convs[0].sample_id)
+    try:
+        question = convs[0].questions[0].question
+        note, cites = first_result_note(host, question)
+        found = host.call_tool(
+            "memory_search", {"query": question, "corpus": "all", "max_results": 6, "mode": "all"}
+        )
+    finally:
+        host.close()
+    top = found["results"][0]
+    assert cites and cites[0].startswith(f"{top['path']}#L{top['start_line']}")
+    assert len(note) <= 220 and note.endswith(f"({cites[0]})")
+    assert note.startswith(" ".join(top["snippet"].split())[:40])
 
 
 def test_agent_loop_runs_the_memory_tool_through_the_host(tiny_locomo: Path, tmp_path: Path) -> None:
