@@ -20,9 +20,7 @@ How a note is made:
    hit (``HIT_WEIGHT``, ``RANK_PENALTY``).
 4. Once any unit is relevant, the search's first hit leads (its best unit, else its first): the
    hybrid search ranks by meaning as well as words (:func:`lead_with_first_hit`). Then the newest
-   leads instead when a newer unit states the same thing with another value, or
-   the message asks about the present ("now", "these days", "jetzt", ``PRESENT``) and a newer
-   unit scores at least ``PRESENT_SHARE`` of the best: then the newest leads (the newest
+   leads instead when a newer unit states the same thing with another value (the newest
    statement of a slot is its current value). A second (not a near-duplicate) is added when it
    scores at least half as well and fits. Each piece ends with its citation, e.g. ``(memory/2026-03-04.md#L4)``;
    the whole note is cut at a word boundary so it never exceeds ``max_chars``.
@@ -104,15 +102,6 @@ MIN_COVERAGE = 0.3  # share of the (weighted) query a unit must cover to count
 # The search ranks by meaning and words at once: its score and rank weigh in every unit's score.
 HIT_WEIGHT = 1.5
 RANK_PENALTY = 0.2
-# "what is it now": the message asks about the present, so the newest good unit leads.
-PRESENT = re.compile(
-    r"\b(?:now|nowadays|these days|currently|current|at the moment|right now|at this point|any ?more"
-    r"|jetzt|aktuell|derzeit|momentan|zurzeit|inzwischen|maintenant|actuellement|en ce moment"
-    r"|ahora|actualmente|agora|atualmente|adesso|attualmente|nu|tegenwoordig|momenteel"
-    r"|teraz|obecnie|şimdi|artık|numera)\b",
-    re.I,
-)
-PRESENT_SHARE = 0.5
 
 
 def content_stems(text: str) -> set[str]:
@@ -376,40 +365,30 @@ def render_piece(unit: Unit, limit: int) -> str | None:
     return f"{prefix}{body}{cite}"
 
 
-def newer_value(
-    top: ScoredUnit, others: list[ScoredUnit], present: bool = False
-) -> tuple[ScoredUnit, bool] | None:
-    """The newest strong unit from a later date than ``top``, and whether it states a different
-    value of what ``top`` states (:func:`lifelong.facts.restates_with_new_value`): when notes
-    disagree ("budget EUR 2,000" then "budget now EUR 2,400"; "swim tues 5.15" then "switching to
-    weds 4.30"), the newest leads. When the message asks about the present (``present``), a newer
-    unit scoring at least ``PRESENT_SHARE`` of ``top`` leads too, though no rule reads the change
-    ("mum on 07391 556204" after "mum number = 07845221090"). A line from MEMORY.md or the wiki is
-    dated by the dailies it cites; an unmarked stale unit never leads."""
-    best: tuple[ScoredUnit, bool] | None = None
+def newer_value(top: ScoredUnit, others: list[ScoredUnit]) -> ScoredUnit | None:
+    """The newest strong unit stating a different value of what ``top`` states, from a later date
+    (:func:`lifelong.facts.restates_with_new_value`): when notes
+    disagree ("budget EUR 2,000" then "budget now EUR 2,400"; "swim tues 5.15" then "switching
+    to weds 4.30"), the newest leads. A line from MEMORY.md or the wiki is dated by the dailies
+    it cites; a struck or superseded unit never leads this way."""
+    best: ScoredUnit | None = None
     for cand in others:
         if cand.score < 0.35 * top.score or not cand.unit.date or not top.unit.date or cand.unit.stale:
             continue
-        if cand.unit.date <= top.unit.date or (
-            best is not None and cand.unit.date <= (best[0].unit.date or "")
-        ):
+        if cand.unit.date <= top.unit.date or (best is not None and cand.unit.date <= (best.unit.date or "")):
             continue
         if restates_with_new_value(top.unit.text, cand.unit.text):
-            best = (cand, True)
-        elif present and cand.score >= PRESENT_SHARE * top.score:
-            best = (cand, False)
+            best = cand
     return best
 
 
-def compose(scored: list[ScoredUnit], max_chars: int, present: bool = False) -> Note | None:
+def compose(scored: list[ScoredUnit], max_chars: int) -> Note | None:
     """The note from the best units: the best first (or a newer unit stating a different value of
-    the same thing, or the newest good one when ``present``), then one more if it is good,
-    different and fits."""
+    the same thing), then one more if it is good, different and fits."""
     if not scored:
         return None
-    found = newer_value(scored[0], scored[1:8], present)
-    newer = found[0] if found is not None else None
-    replaced = scored[0] if found is not None and found[1] else None
+    newer = newer_value(scored[0], scored[1:8])
+    replaced = scored[0] if newer is not None else None
     if newer is not None:
         scored = [newer, *[s for s in scored if s is not newer]]
     top = scored[0]
@@ -463,7 +442,7 @@ def extractive_note(
     kept = [hit for hit in hits if not _navigation(hit)]
     units = [u for rank, hit in enumerate(kept) for u in split_units(hit, rank, now)]
     scored = lead_with_first_hit(score_units(units, focus, context), units, intents_of(focus))
-    return compose(scored, max_chars, present=bool(PRESENT.search(focus)))
+    return compose(scored, max_chars)
 
 
 def lead_with_first_hit(scored: list[ScoredUnit], units: list[Unit], intents: set[str]) -> list[ScoredUnit]:
@@ -475,7 +454,8 @@ def lead_with_first_hit(scored: list[ScoredUnit], units: list[Unit], intents: se
     line recording the decision). Measured on LoCoMo's 500 gate questions (answer or evidence id
     / evidence session): 0.504 / 0.768 when the scores alone ordered the note, 0.528 / 0.788 with
     this (0.542 / 0.800 without the two exceptions); the first hit alone, clipped, 0.486 /
-    0.768."""
+    0.768. Text without spaces (Japanese, Chinese) shares no word with any question: such a
+    first hit leads only when another unit is relevant."""
     if not scored or scored[0].unit.hit_rank == 0:
         return scored
     top = scored[0]
