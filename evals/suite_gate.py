@@ -30,6 +30,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from lifelong.text import clip
+
 from .locomo import CATEGORIES, Conversation, Question, SessionFile
 
 PLUGINS = ("embeddings", "recall", "gate")
@@ -175,9 +177,7 @@ def first_result_note(host: Any, question: str, max_chars: int = 220) -> tuple[s
     cite = f"{top['path']}#L{top['start_line']}" + (
         f"-L{top['end_line']}" if top.get("end_line") not in (None, top["start_line"]) else ""
     )
-    text = " ".join(str(top.get("snippet") or "").split())
-    room = max_chars - len(cite) - 3
-    return (text[:room].rstrip() + f" ({cite})", [cite])
+    return (f"{clip(str(top.get('snippet') or ''), max_chars - len(cite) - 3)} ({cite})", [cite])
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -81,7 +81,10 @@ def strip_bookkeeping(text: str) -> str:
     (HTML comments, a claim's trailer and id, "(superseded by …)"): the line as its writer wrote
     it, so the daily line and its copies read as one. A strike-through (``~~…~~``) stays: it
     says the line no longer holds."""
-    return _SUPERSEDED_BY.sub("", _CLAIM_ID.sub("", _CLAIM_TRAILER.sub("", strip_comments(text))))
+    text = strip_comments(text)
+    if "(" not in text:  # every marker below has one: most lines go no further
+        return text
+    return _SUPERSEDED_BY.sub("", _CLAIM_ID.sub("", _CLAIM_TRAILER.sub("", text)))
 
 
 def estimate_tokens(text: str) -> int:

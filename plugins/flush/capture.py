@@ -181,7 +181,7 @@ def plan_capture(
     ``private``: a session in the private scope; its notes are marked ``privacy: private``
     (``lifelong.privacy``)."""
     plan = CapturePlan()
-    seen: set[str] = set(known_hashes)
+    seen = known_hashes  # notes of earlier compactions (any session); this run's are seen_here
     folded_corpus = _SPACES.sub(" ", corpus_text).casefold()
     times: list[dt.datetime] = []
     cached_now: set[str] = set(cached_ids)
@@ -220,7 +220,6 @@ def plan_capture(
                 cached_now.add(mid)
                 plan.cached.append(CachedMessage(mid, role, content, when, digest))
             continue
-        seen.add(digest)
         seen_here.add(digest)
         body, redacted = redact_secrets(strip_invisible(content))
         if question and role == "user":

@@ -367,10 +367,10 @@ def render_piece(unit: Unit, limit: int) -> str | None:
 
 def newer_value(top: ScoredUnit, others: list[ScoredUnit]) -> ScoredUnit | None:
     """The newest strong unit stating a different value of what ``top`` states, from a later date
-    (:func:`lifelong.facts.restates_with_new_value`): when notes
-    disagree ("budget EUR 2,000" then "budget now EUR 2,400"; "swim tues 5.15" then "switching
-    to weds 4.30"), the newest leads. A line from MEMORY.md or the wiki is dated by the dailies
-    it cites; a struck or superseded unit never leads this way."""
+    (:func:`lifelong.facts.restates_with_new_value`): when notes disagree ("budget EUR 2,000" then
+    "budget now EUR 2,400"; "swim tues 5.15" then "switching to weds 4.30"), the newest leads. A
+    line from MEMORY.md or the wiki is dated by the dailies it cites; a struck or superseded unit
+    never leads this way."""
     best: ScoredUnit | None = None
     for cand in others:
         if cand.score < 0.35 * top.score or not cand.unit.date or not top.unit.date or cand.unit.stale:
@@ -441,7 +441,8 @@ def extractive_note(
     ``text`` from memory_get), or None when no line of them is relevant to the query."""
     kept = [hit for hit in hits if not _navigation(hit)]
     units = [u for rank, hit in enumerate(kept) for u in split_units(hit, rank, now)]
-    scored = lead_with_first_hit(score_units(units, focus, context), units, intents_of(focus))
+    intents = intents_of(focus)
+    scored = lead_with_first_hit(score_units(units, focus, context, intents=intents), units, intents)
     return compose(scored, max_chars)
 
 
@@ -460,20 +461,17 @@ def lead_with_first_hit(scored: list[ScoredUnit], units: list[Unit], intents: se
         return scored
     top = scored[0]
     own = [s for s in scored if s.unit.hit_rank == 0]
-    if own:
-        lead = own[0]
-    else:
-        first = [u for u in units if u.hit_rank == 0]
-        if not first:
-            return scored
-        strong = any(intent_strength(i, first[0].text) > 0 for i in intents)
-        lead = ScoredUnit(first[0], top.score, 0.0, strong, identifiers_in(first[0].text))
+    first = own[0].unit if own else next((u for u in units if u.hit_rank == 0), None)
+    if first is None:
+        return scored
 
     def strength(unit: Unit) -> float:
         return max((intent_strength(i, unit.text) for i in intents), default=0.0)
 
-    if (lead.unit.stale and not top.unit.stale) or strength(lead.unit) < strength(top.unit):
+    answers = strength(first)
+    if (first.stale and not top.unit.stale) or answers < strength(top.unit):
         return scored  # a superseded line, or one that answers the kind of question less, does not lead
+    lead = own[0] if own else ScoredUnit(first, top.score, 0.0, answers > 0, identifiers_in(first.text))
     return [lead, *[s for s in scored if s is not lead]]
 
 
