@@ -15,7 +15,9 @@ items matching two facts (merged wrongly), whether the human text of MEMORY.md w
 for byte, and for a fact that changes during the month (its ``stale`` pattern) the MEMORY.md items
 still stating only its earlier value at the end. A month may mark a change's day (``changed_on``),
 a question asked after it (``ask``) and the answer's pattern (``current``): then the changes
-detected (MEMORY.md holds the new value and no live item with only the old one) and whether the
+detected (MEMORY.md holds the new value and no item with only the old one left unmarked: struck
+through or marked contested; "replaced" counts the struck ones only), the items struck or marked
+contested that state a current value (a true fact marked), and whether the
 pre-reply gate's note for the question leads with the current value are printed too. The
 hand-written months written by helpers who never read the code are in ``evals/heldout/months/``:
 ``python -m evals.written_month evals/heldout/months/*.yaml``. The CLI runs in-process (click's test runner), so the embedding model loads once.
@@ -40,6 +42,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from click.testing import CliRunner  # noqa: E402
 
 from lifelong.cli import cli  # noqa: E402
+from lifelong.markdown import strip_bookkeeping  # noqa: E402
 
 MONTHS = Path(__file__).resolve().parent / "months"
 TIMEZONE = "Europe/Berlin"
@@ -98,32 +101,65 @@ def judge(month: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def stale_kept(month: dict[str, Any], memory: str) -> list[str]:
-    """MEMORY.md's live promoted items (a ``key:`` marker, not struck through) that state only a
-    fact's earlier value: what a reader of the file would take as true and no longer is."""
-    facts, stale = _patterns(month, "match"), _patterns(month, "stale")
+def managed_items(memory: str) -> list[tuple[str, str, str]]:
+    """MEMORY.md's promoted items (a ``key:`` marker) as (mark, line, text): mark ``struck``
+    (``~~…~~ (superseded by …)``), ``contested`` (``… (contested by …)``) or ``live``; the line
+    without its comment; the text without the marks and the pointer (which quotes the later
+    line)."""
     out = []
     for line in memory.splitlines():
         if "<!-- key:" not in line:
             continue  # the human's own lines are theirs to keep
         text = re.sub(r"<!--.*?-->", "", line).strip()
-        if not text.startswith(("- ", "* ")) or text[2:].lstrip().startswith("~~"):
+        if not text.startswith(("- ", "* ")):
             continue
-        for fid, rx in stale.items():
-            if rx.search(text) and not facts[fid].search(text):
-                out.append(text)
+        body = text[2:].strip()
+        mark = "struck" if body.startswith("~~") else "contested" if "(contested by " in body else "live"
+        out.append((mark, text, strip_bookkeeping(body).replace("~~", "").strip()))
     return out
 
 
-def changes_detected(month: dict[str, Any], memory: str, items: list[dict[str, Any]]) -> dict[str, bool]:
+def stale_kept(month: dict[str, Any], memory: str, *, marked: bool = True) -> list[str]:
+    """MEMORY.md's promoted items that state only a fact's earlier value and are not struck
+    through (nor, with ``marked``, marked contested): what a reader of the file would take as
+    true, unwarned, and no longer is."""
+    facts, stale = _patterns(month, "match"), _patterns(month, "stale")
+    out = []
+    for mark, line, text in managed_items(memory):
+        if mark == "struck" or (marked and mark == "contested"):
+            continue
+        for fid, rx in stale.items():
+            if rx.search(text) and not facts[fid].search(text):
+                out.append(line)
+    return out
+
+
+def true_items_marked(month: dict[str, Any], memory: str) -> dict[str, int]:
+    """Items struck through or marked contested, and of them those stating a fact's current value
+    (its ``match``): a true fact struck is hidden from a reader who trusts the strike."""
+    facts = _patterns(month, "match")
+    out = {"struck": 0, "struck_true": 0, "contested": 0, "contested_true": 0}
+    for mark, _, text in managed_items(memory):
+        if mark == "live":
+            continue
+        out[mark] += 1
+        out[f"{mark}_true"] += any(rx.search(text) for rx in facts.values())
+    return out
+
+
+def changes_detected(
+    month: dict[str, Any], memory: str, items: list[dict[str, Any]], *, marked: bool = True
+) -> dict[str, bool]:
     """For each fact that changes during the month (``changed_on``): whether MEMORY.md at the end
-    holds its new value and no live item stating only the old one."""
+    holds its new value and no item stating only the old one that is neither struck nor (with
+    ``marked``) marked contested. ``marked=False``: the old item replaced (struck)."""
     facts, stale = _patterns(month, "match"), _patterns(month, "stale")
     out = {}
+    kept = stale_kept(month, memory, marked=marked)
     for fid, fact in month["facts"].items():
         if fact.get("changed_on") is None:
             continue
-        live_old = [t for t in stale_kept(month, memory) if stale[fid].search(t) and not facts[fid].search(t)]
+        live_old = [t for t in kept if stale[fid].search(t) and not facts[fid].search(t)]
         new = any(facts[fid].search(i["text"]) for i in items) and facts[fid].search(memory)
         out[fid] = bool(new) and not live_old
     return out
@@ -191,6 +227,8 @@ def run_month(
         human_text_kept=human.rstrip("\n") in memory,
         stale_kept=stale_kept(month, memory),
         changes=changes_detected(month, memory, items),
+        replaced=changes_detected(month, memory, items, marked=False),
+        marks=true_items_marked(month, memory),
         gate=gate_leads(runner, root, month, f"{last.isoformat()}T12:00"),
         seconds=round(time.monotonic() - started, 1),
     )
@@ -216,6 +254,13 @@ def report(f: dict[str, Any]) -> str:
                 if len(done) < len(f["changes"])
                 else ""
             )
+        )
+        lines.append(f"  of them replaced (the old item struck): {sum(f['replaced'].values())}")
+    m = f["marks"]
+    if m["struck"] or m["contested"]:
+        lines.append(
+            f"  items struck {m['struck']} ({m['struck_true']} stating a current value), "
+            f"marked contested {m['contested']} ({m['contested_true']} stating a current value)"
         )
     if f["gate"]:
         led = [k for k, v in f["gate"].items() if v["leads"]]
@@ -269,10 +314,18 @@ def main(argv: list[str] | None = None) -> None:
     elif len(results) > 1:
         facts = sum(f["facts"] for f in results)
         changes = [v for f in results for v in f["changes"].values()]
+        replaced = sum(v for f in results for v in f["replaced"].values())
+        marks = {k: sum(f["marks"][k] for f in results) for k in results[0]["marks"]}
         gate = [v["leads"] for f in results for v in f["gate"].values()]
         print(
             f"all: {sum(f['facts_promoted'] for f in results)} of {facts} facts promoted"
-            + (f"; changes detected {sum(changes)} of {len(changes)}" if changes else "")
+            + (
+                f"; changes detected {sum(changes)} of {len(changes)} ({replaced} replaced)"
+                if changes
+                else ""
+            )
+            + f"; items struck {marks['struck']} ({marks['struck_true']} true), contested"
+            f" {marks['contested']} ({marks['contested_true']} true)"
             + (f"; gate leads with the current value {sum(gate)} of {len(gate)}" if gate else "")
         )
 

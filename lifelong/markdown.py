@@ -70,15 +70,15 @@ def strip_comments(text: str) -> str:
 # what the suite writes around a line it copies: a wiki claim's state, confidence, id and evidence
 # ("— unconfirmed, confidence 0.50 (claim.c228497344); evidence: `memory/…#L4-L4`"), a mention's
 # claim id ("(claim.c228497344)"), and a struck item's pointer to what replaced it
-# ("(superseded by "…", 2026-07-07)")
+# ("(superseded by "…", 2026-07-07)") or a contested one's to what disputes it ("(contested by …)")
 _CLAIM_TRAILER = re.compile(r"\s+—\s+[\w -]+, confidence \d(?:\.\d+)?\s*\([^)]*\); evidence: .*$")
 _CLAIM_ID = re.compile(r"\s*\(claim\.[0-9a-f]{6,}\)")
-_SUPERSEDED_BY = re.compile(r'\s*\(superseded by ".*?"(?:, [\d-]+)?\)')
+_SUPERSEDED_BY = re.compile(r'\s*\((?:superseded|contested) by ".*?"(?:, [\d-]+)?\)')
 
 
 def strip_bookkeeping(text: str) -> str:
     """``text`` without what the suite writes around a line it copies into MEMORY.md or the wiki
-    (HTML comments, a claim's trailer and id, "(superseded by …)"): the line as its writer wrote
+    (HTML comments, a claim's trailer and id, "(superseded by …)", "(contested by …)"): the line as its writer wrote
     it, so the daily line and its copies read as one. A strike-through (``~~…~~``) stays: it
     says the line no longer holds."""
     text = strip_comments(text)

@@ -42,6 +42,9 @@ class Candidate:
     superseded_by: str | None = None
     last_score: float | None = None
     components: str | None = None
+    # REM's correction of a promoted item (superseded_by) was no sure update: the item is marked
+    # contested in MEMORY.md, not struck through (lifelong.facts.surely_updates)
+    contested: bool = False
     is_new: bool = False
     dirty: bool = False
 
@@ -54,7 +57,7 @@ class Candidate:
             k: getattr(self, k)
             for k in (
                 "key text heading path start_line end_line day first_seen light_hits light_last rem_hits "
-                "rem_last status status_run status_reason superseded_by last_score components"
+                "rem_last status status_run status_reason superseded_by last_score components contested"
             ).split()
         }
 

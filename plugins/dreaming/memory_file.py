@@ -221,6 +221,8 @@ def item_hash(text: str) -> str:
 
 
 _STRUCK = re.compile(r"^~~(?P<text>.+)~~ \(superseded by .*\)$")
+# REM's mark on an item a later note may have changed, though not surely: "text (contested by "…", date)"
+_CONTESTED = re.compile(r'^(?P<text>.+?) \(contested by ".*"(?:, [\d-]+)?\)$')
 
 
 def item_text(line: str) -> str:
@@ -232,13 +234,14 @@ def item_text(line: str) -> str:
 
 def edited_by_human(line: str, written: dict[str, str]) -> bool:
     """An item line whose text no longer hashes to what a run wrote (the supersede gate's
-    strike-through, ``~~text~~ (superseded by …)``, is an automatic edit, not a human's)."""
+    strike-through, ``~~text~~ (superseded by …)``, and REM's ``text (contested by …)`` are
+    automatic edits, not a human's)."""
     m = _KEY_RE.search(line)
     if not m or m.group(1) not in written:
         return False
     text = item_text(line)
-    struck = _STRUCK.match(text)
-    return item_hash(struck.group("text") if struck else text) != written[m.group(1)]
+    marked = _STRUCK.match(text) or _CONTESTED.match(text)
+    return item_hash(marked.group("text") if marked else text) != written[m.group(1)]
 
 
 def item_identity(line: str, written: dict[str, str]) -> str:
@@ -343,11 +346,28 @@ def struck_keys(text: str) -> set[str]:
     return out
 
 
-def strike_items(text: str, struck: dict[str, str], written: dict[str, str]) -> tuple[str, list[str]]:
+def contested_keys(text: str) -> set[str]:
+    """Keys of the items marked contested (``- text (contested by …) <!-- key:… -->``)."""
+    out = set()
+    for line in text.split("\n"):
+        m = _KEY_RE.search(line)
+        head = _ITEM_HEAD.match(line) if m else None
+        if m and head and _CONTESTED.match(head.group("body").strip()):
+            out.add(m.group(1))
+    return out
+
+
+def strike_items(
+    text: str, struck: dict[str, str], written: dict[str, str], contested: dict[str, str] | None = None
+) -> tuple[str, list[str]]:
     """Strike through the managed items whose key is in ``struck`` (key -> what replaced it):
     ``- ~~text~~ (superseded by …) <!-- key:… -->``, so the file says the value changed and keeps
-    what it was. An item a human edited, or one already struck, is left as it is. Returns the new
-    text and the regions changed."""
+    what it was; mark those in ``contested`` (a later note that may have changed them, read with
+    less than :func:`lifelong.facts.surely_updates`'s certainty) ``- text (contested by …)
+    <!-- key:… -->``: still current, with what disputes it. A contested item a sure correction
+    reaches is struck. An item a human edited, or one already struck, is left as it is. Returns
+    the new text and the regions changed."""
+    contested = contested or {}
     touched: list[str] = []
     for name in [r.name for r in find_regions(text)]:
         if not (name.startswith(TOPIC_PREFIX) or name.startswith(PROMOTED_PREFIX)):
@@ -359,15 +379,23 @@ def strike_items(text: str, struck: dict[str, str], written: dict[str, str]) -> 
         changed = False
         for i, line in enumerate(lines):
             m = _KEY_RE.search(line)
-            if not m or m.group(1) not in struck or edited_by_human(line, written):
+            key = m.group(1) if m else ""
+            if not m or (key not in struck and key not in contested) or edited_by_human(line, written):
                 continue
             head = _ITEM_HEAD.match(line)
             if not head or not head.group("body").strip() or head.group("body").startswith("~~"):
                 continue
-            pointer = " ".join(struck[m.group(1)].split())
-            lines[i] = (
-                f"{head.group('lead')}~~{head.group('body').strip()}~~ (superseded by {pointer}){head.group('tail')}"
-            )
+            body = head.group("body").strip()
+            disputed = _CONTESTED.match(body)
+            if key in struck:
+                body = disputed.group("text") if disputed else body
+                pointer = " ".join(struck[key].split())
+                lines[i] = f"{head.group('lead')}~~{body}~~ (superseded by {pointer}){head.group('tail')}"
+            elif not disputed:
+                pointer = " ".join(contested[key].split())
+                lines[i] = f"{head.group('lead')}{body} (contested by {pointer}){head.group('tail')}"
+            else:
+                continue
             changed = True
         if changed:
             text = replace_region(text, name, "\n".join(lines))

@@ -23,6 +23,7 @@ from .memory_file import (
     Item,
     add_items,
     compact,
+    contested_keys,
     existing_keys,
     human_edits,
     memory_lines,
@@ -133,6 +134,9 @@ class PromotionPlan:
     # promoted items a later note changed (REM's corrections), struck through in MEMORY.md now
     # that their correction is there too: earlier key -> the correcting key
     struck: tuple[tuple[str, str], ...] = ()
+    # the same, where the later note is no sure update (lifelong.facts.surely_updates): marked
+    # "(contested by …)" and kept current, not struck
+    contested: tuple[tuple[str, str], ...] = ()
 
     def items(self, now: dt.datetime) -> list[Item]:
         return [
@@ -308,18 +312,26 @@ class PromotionPlanner:
             for s in self.scored
             if not s.score.passed
         )
-        struck: dict[str, str] = {}
+        marked: dict[str, str] = {}
         for p in self._promote:
             earlier = self._corrects(p.scored)
             if earlier:
-                struck[earlier] = p.key
-        done = struck_keys(self.memory_text)
+                marked[earlier] = p.key
         for later, earlier in self._replacing.items():
             if later in self._present:  # the correction reached MEMORY.md on an earlier night
-                struck.setdefault(earlier, later)
-        struck = {earlier: later for earlier, later in struck.items() if earlier not in done}
+                marked.setdefault(earlier, later)
+        done, disputed = struck_keys(self.memory_text), contested_keys(self.memory_text)
+        struck, contested = {}, {}
+        for earlier, later in marked.items():
+            if earlier in done:
+                continue
+            if not self.candidates[earlier].contested:
+                struck[earlier] = later
+            elif earlier not in disputed:
+                contested[earlier] = later
         return PromotionPlan(
             struck=tuple(sorted(struck.items())),
+            contested=tuple(sorted(contested.items())),
             promote=tuple(self._promote),
             already=tuple(already),
             dropped=tuple(self._dropped),
@@ -368,13 +380,15 @@ def plan_memory_write(
     max_evict_fraction: float,
     written: dict[str, str],
     struck: dict[str, str] | None = None,
+    contested: dict[str, str] | None = None,
 ) -> MemoryWrite:
-    """MEMORY.md with ``items`` added to their sections and the items of ``struck`` (key -> a
-    note naming what replaced it) struck through, then compacted to ``budget`` bytes (evicting at
-    most ``max_evict_fraction`` of the promoted items, never the new ones or a human's edits)."""
+    """MEMORY.md with ``items`` added to their sections, the items of ``struck`` (key -> a note
+    naming what replaced it) struck through and those of ``contested`` marked "(contested by
+    …)", then compacted to ``budget`` bytes (evicting at most ``max_evict_fraction`` of the
+    promoted items, never the new ones or a human's edits)."""
     text, regions = add_items(current, items)
-    if struck:
-        text, more = strike_items(text, struck, written)
+    if struck or contested:
+        text, more = strike_items(text, struck or {}, written, contested or {})
         regions = list(dict.fromkeys([*regions, *more]))
     text, compaction = compact(
         text,

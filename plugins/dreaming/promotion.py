@@ -332,12 +332,13 @@ def build_plan(ctx: PluginContext, run: Any, pool_scores: PoolScores, memory_tex
     return planner.plan()
 
 
-def struck_pointers(run: Any, plan: PromotionPlan) -> dict[str, str]:
-    """For each promoted item a later note changed: what the strike-through names, the new
-    statement (shortened) and the night that saw it."""
+def struck_pointers(run: Any, plan: PromotionPlan, *, contested: bool = False) -> dict[str, str]:
+    """For each promoted item a later note changed (``contested``: may have changed): what the
+    strike-through (the contested mark) names, the new statement (shortened) and the night that
+    saw it."""
     texts = {p.key: p.live.text for p in plan.promote}
     out: dict[str, str] = {}
-    for earlier, later in plan.struck:
+    for earlier, later in plan.contested if contested else plan.struck:
         cand = run.pool.candidates.get(later)
         text = " ".join((texts.get(later) or (cand.text if cand else later)).split())
         text = text if len(text) <= 80 else text[:79] + "…"
@@ -357,6 +358,7 @@ def write_memory(ctx: PluginContext, run: Any, plan: PromotionPlan, hashes: dict
             max_evict_fraction=cfg.get("max_evict_fraction", 0.1),
             written=hashes,
             struck=struck_pointers(run, plan),
+            contested=struck_pointers(run, plan, contested=True),
         )
         if not run.dry_run:
             run.journal.write(ws.memory_file, write.text)
@@ -428,7 +430,7 @@ def deep(ctx: PluginContext, run: Any) -> DeepResult:
     memory_text = memory_path.read_text("utf-8") if memory_path.exists() else ""
     plan = build_plan(ctx, run, scores, memory_text)
     hashes = state.written_hashes(ctx.store)
-    write = write_memory(ctx, run, plan, hashes) if plan.promote or plan.struck else None
+    write = write_memory(ctx, run, plan, hashes) if plan.promote or plan.struck or plan.contested else None
     apply_statuses(run, plan, write)
     edits = write.human_edits if write else human_edits(memory_text, hashes)
     promoted = [promoted_json(p) for p in plan.promote]
@@ -447,6 +449,7 @@ def deep(ctx: PluginContext, run: Any) -> DeepResult:
         "passed_gates": sum(1 for s in scored if s.score.passed),
         "promoted": promoted,
         "struck": [{"key": earlier, "by": later} for earlier, later in plan.struck],
+        "contested": [{"key": earlier, "by": later} for earlier, later in plan.contested],
         "already_present": [o.as_json() for o in plan.already],
         "dropped": [o.as_json() for o in plan.dropped],
         "blocked": [o.as_json() for o in plan.blocked],

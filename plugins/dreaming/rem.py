@@ -39,13 +39,15 @@ def _entry_terms(text: str, heading: str) -> frozenset[str]:
 @dataclass(frozen=True)
 class Revision:
     """A later note revising an earlier candidate: a staged one is superseded, a promoted one is
-    marked possibly outdated in MEMORY.md."""
+    marked in MEMORY.md: struck through when the later line surely updates it
+    (:func:`lifelong.facts.surely_updates`, ``sure``), else marked contested (both stay)."""
 
     earlier: str
     earlier_text: str
     later: str
     later_text: str
     shared: tuple[str, ...]
+    sure: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +56,7 @@ class Revision:
             "later": self.later,
             "later_text": self.later_text,
             "shared": list(self.shared),
+            "sure": self.sure,
         }
 
 
@@ -121,7 +124,8 @@ def plan_rem(
     for corr in find_corrections(entries, known, learned):
         c = candidates[corr.earlier]
         later = candidates.get(corr.later)
-        item = Revision(corr.earlier, c.text, corr.later, later.text if later else "", tuple(corr.shared))
+        later_text = later.text if later else ""
+        item = Revision(corr.earlier, c.text, corr.later, later_text, tuple(corr.shared), corr.sure)
         now_status = status.get(c.key, c.status)
         if now_status == "staged" and corr.confidence < STAGED_SUPERSEDE_CONFIDENCE:
             continue  # a fact not yet promoted is set aside only on a sure update: else both stay staged
@@ -129,6 +133,8 @@ def plan_rem(
             status[c.key], corrected_by[c.key] = "superseded", corr.later
             supersede.append(item)
         elif now_status == "promoted" and corrected_by.get(c.key, c.superseded_by) != corr.later:
+            if not corr.sure and c.superseded_by and not c.contested:
+                continue  # struck on a sure reading: a weaker one does not undo that
             corrected_by[c.key] = corr.later
             outdated.append(item)
     return RemPlan(tuple(themes), tuple(reinforce), tuple(truths), tuple(supersede), tuple(outdated))
@@ -262,4 +268,5 @@ def apply_rem(pool: CandidatePool, plan: RemPlan, run_id: str, now_ts: float) ->
     for r in plan.outdated:
         c = pool.candidates[r.earlier]
         c.superseded_by = r.later
+        c.contested = not r.sure
         c.dirty = True

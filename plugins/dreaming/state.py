@@ -39,7 +39,8 @@ def load_pool(store: Any, dedupe_threshold: float) -> CandidatePool:
     """The stored candidates and their occurrences, as a pool."""
     candidates = store.conn.execute(
         "SELECT key, text, heading, path, start_line, end_line, day, first_seen, light_hits, light_last,"
-        " rem_hits, rem_last, status, status_run, status_reason, superseded_by, last_score, components"
+        " rem_hits, rem_last, status, status_run, status_reason, superseded_by, last_score, components,"
+        " contested"
         " FROM dream_candidates"
     )
     occurrences = store.conn.execute(
@@ -173,8 +174,10 @@ def revert_statuses(store: Any, run_id: str, *, log_as: str | None = None) -> in
         for key, old, old_run, old_reason in log:
             store.conn.execute(
                 "UPDATE dream_candidates SET status = ?, status_run = ?, status_reason = ?,"
-                " superseded_by = CASE WHEN ? = 'superseded' THEN superseded_by ELSE NULL END WHERE key = ?",
-                (old or "staged", old_run, old_reason, old or "staged", key),
+                " superseded_by = CASE WHEN ? = 'superseded' THEN superseded_by ELSE NULL END,"
+                " contested = CASE WHEN ? = 'superseded' THEN contested ELSE 0 END"
+                " WHERE key = ?",
+                (old or "staged", old_run, old_reason, old or "staged", old or "staged", key),
             )
         # candidates the run created and decided on in the same run have no log row: back to staged
         fresh = store.conn.execute(

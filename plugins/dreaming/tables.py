@@ -140,3 +140,9 @@ def m004_fact_pairs(db):  # noqa: ANN001 - sqlite-utils passes the Database
             strength REAL NOT NULL,        -- facts.pair_strength of a pair that states one fact
             PRIMARY KEY (a, b)
         )""")
+
+
+@migrations()
+def m005_contested(db):  # noqa: ANN001 - sqlite-utils passes the Database
+    # REM's correction of a promoted item was no sure update: marked contested, not struck
+    db.execute("ALTER TABLE dream_candidates ADD COLUMN contested INTEGER NOT NULL DEFAULT 0")

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from lifelong.facts import MONTH_WORDS, MONTHS, WEEKDAYS, relate
+from lifelong.facts import MONTH_WORDS, MONTHS, WEEKDAYS, relate, surely_updates
 from lifelong.update_model import SURE
 
 from .snippets import STOPWORDS, content_tokens, stem, words
@@ -192,6 +192,8 @@ class Correction:
     later: str
     shared: tuple[str, ...]
     confidence: float = 1.0  # lifelong.facts.relate's confidence that the later line updates the earlier
+    # lifelong.facts.surely_updates: only then may the earlier item be struck through; else contested
+    sure: bool = False
 
 
 # "not 9:30 any more", "no longer on May 12", "instead of Tuesday": the value a note says is no
@@ -255,5 +257,6 @@ def find_corrections(
                 continue
         if not (asserted_tags(e.text) - concept_tags(c.text)) and not relation.fresh:
             continue  # nothing new asserted: a restatement of the correction
-        out.append(Correction(c.key, e.key, tuple(sorted(c.terms & e.terms)), confidence))
+        shared_terms = tuple(sorted(c.terms & e.terms))
+        out.append(Correction(c.key, e.key, shared_terms, confidence, surely_updates(c.text, e.text)))
     return out

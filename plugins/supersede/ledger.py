@@ -26,14 +26,14 @@ if TYPE_CHECKING:
     from lifelong.journal import Journal
 
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
-_POINTER = re.compile(r"\s*\(superseded by .*\)\s*$")
+_POINTER = re.compile(r"\s*\((?:superseded|contested) by .*\)\s*$")
 _ITEM_LINE = re.compile(r"^(?P<lead>\s*(?:[-*+]|\d+[.)])\s+)(?P<body>.*?)(?P<tail>\s*<!--.*-->)?\s*$")
 SKIPPED_BLOCKS = ("heading", "hr")
 
 
 def clean(text: str) -> str:
-    """The statement itself: comments, list markers, strike-through marks and the gate's own
-    "(superseded by …)" pointer removed, whitespace collapsed (case kept: names are capitals)."""
+    """The statement itself: comments, list markers, strike-through marks and the suite's own
+    "(superseded by …)" and "(contested by …)" pointers removed, whitespace collapsed (case kept: names are capitals)."""
     text = strip_comments(text)
     text = "\n".join(_MARKER.sub("", line) for line in text.splitlines())
     text = _POINTER.sub("", text.replace("~~", ""))
