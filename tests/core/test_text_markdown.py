@@ -196,6 +196,8 @@ def test_strip_bookkeeping_leaves_the_line_as_its_writer_wrote_it() -> None:
     assert strip_bookkeeping(f"{line} <!-- key:0123456789ab src:memory/2026-06-20.md#L4-L4 -->") == line
     struck = f'~~{line}~~ (superseded by "Felix hat den neuen Router angeschlossen…", 2026-06-28)'
     assert strip_bookkeeping(struck) == f"~~{line}~~"  # the strike stays: it says the line no longer holds
+    contested = f'{line} (contested by "Felix hat den neuen Router angeschlossen…", 2026-06-28)'
+    assert strip_bookkeeping(contested) == line  # still current: the line as its writer wrote it
     # a writer's own parentheses and dashes are text
     own = "Rent — about 1,480 € (warm) (see claim form) — confidence is low"
     assert strip_bookkeeping(own) == own

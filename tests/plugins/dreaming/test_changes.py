@@ -123,3 +123,73 @@ def test_striking_items_in_two_sections_keeps_every_fence() -> None:
     assert "- ~~Mum's landline is (07) 3852 4417~~ (superseded by" in out
     assert "- ~~Rent is $245 a week each~~ (superseded by" in out
     assert out.startswith("# MEMORY\n\nMy own line.\n\n") and out.count("\n") == text.count("\n")
+
+
+SWIM_CLASS = "Lotte Seepferdchen-Kurs samstags 10:15 im Südbad"
+DOCTOR = "Lotte Fieber → Dr. Aydin, Kinderarztpraxis Plinganserstraße, neuer Termin Montag 9:00"
+
+
+def test_a_correction_read_with_less_than_certainty_marks_the_item_contested(dream_host) -> None:  # noqa: ANN001
+    # the later line reads as an update of the promoted item (Lotte, a new time, "neuer") but not
+    # surely (lifelong.facts.surely_updates: it speaks of a doctor the item does not): the item is
+    # marked "(contested by …)" and stays current, never struck through on that reading
+    files = {"MEMORY.md": MEMORY, "memory/2026-03-02.md": _day("2026-03-02", SWIM_CLASS, "bought milk")}
+    host = dream_host(files)
+    root = host.workspace.root
+    queries = {
+        "2026-03-02": ["when is Lotte's swimming", "Seepferdchen time"],
+        "2026-03-03": ["Lotte swim class", "what time is the Südbad"],
+        "2026-03-04": ["swimming Saturday", "Lotte Kurs", "Seepferdchen-Kurs"],
+    }
+    _recall(host, "memory/2026-03-02.md", 3, queries)
+    first = dream(host, at("2026-03-05"))
+    assert {p["text"] for p in first.promoted} == {SWIM_CLASS}
+    memory = root / "MEMORY.md"
+
+    (root / "memory/2026-03-10.md").write_text(_day("2026-03-10", DOCTOR, "rainy"), "utf-8")
+    before = memory.read_bytes()
+    second = dream(host, at("2026-03-11"))
+    text = memory.read_text("utf-8")
+    outdated = second.reports["rem"]["possibly_outdated_in_memory"]
+    assert [(r["earlier_text"], r["sure"]) for r in outdated] == [(SWIM_CLASS, False)]
+    assert f"- {SWIM_CLASS} (contested by " in text and "~~" not in text
+    assert not second.reports["deep"]["struck"] and len(second.reports["deep"]["contested"]) == 1
+
+    # a third night changes nothing more (the mark is not re-applied)
+    third = dream(host, at("2026-03-12"))
+    assert memory.read_text("utf-8") == text and not third.reports["deep"]["contested"]
+
+    rollback_run(host, second.run_id, force=True)
+    assert memory.read_bytes() == before
+
+
+def test_a_contested_item_is_automatic_text_and_a_sure_correction_strikes_it() -> None:
+    """The contested mark is the suite's edit (not a human's: a later strike or rollback may
+    touch the line), and a sure correction reaching a contested item strikes its own text."""
+    from lifelong_plugins.dreaming.memory_file import (
+        contested_keys,
+        edited_by_human,
+        item_hash,
+        item_text,
+        strike_items,
+        struck_keys,
+    )
+
+    rent = "- Rent is $245 a week each <!-- key:bbbbbbbbbbbb src:memory/2027-08-03.md#L2 on:2027-08-04 -->"
+    text = (
+        f"# MEMORY\n\n<!-- lifelong:topic-home:start -->\n## Home\n{rent}\n<!-- lifelong:topic-home:end -->\n"
+    )
+    written = {"bbbbbbbbbbbb": item_hash(item_text(rent))}
+    out, _ = strike_items(text, {}, written, {"bbbbbbbbbbbb": '"agent rang about the bins", 2027-08-10'})
+    line = next(x for x in out.splitlines() if "key:" in x)
+    assert line.startswith(
+        '- Rent is $245 a week each (contested by "agent rang about the bins", 2027-08-10)'
+    )
+    assert contested_keys(out) == {"bbbbbbbbbbbb"} and not struck_keys(out)
+    assert not edited_by_human(line, written)
+    assert edited_by_human(line.replace("$245", "$250"), written)  # a human's change still shows
+    # contested again: the first mark stays; then a sure correction strikes the item's own text
+    assert strike_items(out, {}, written, {"bbbbbbbbbbbb": '"x", 2027-08-11'})[0] == out
+    struck, _ = strike_items(out, {"bbbbbbbbbbbb": '"rent now $265 a week each", 2027-08-17'}, written)
+    assert '- ~~Rent is $245 a week each~~ (superseded by "rent now $265 a week each", 2027-08-17)' in struck
+    assert struck_keys(struck) == {"bbbbbbbbbbbb"} and not contested_keys(struck)
