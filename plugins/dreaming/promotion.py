@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from lifelong import llm, prompts
 from lifelong.contracts import PluginContext, WriteCandidate, WriteDecision
 from lifelong.errors import LLMOffline
+from lifelong.facts import typed_values
 
 from . import state
 from .candidates import Candidate, CandidatePool, Occurrence
@@ -49,7 +50,7 @@ from .plan import (
 )
 from .scoring import ScoreConfig, Signals, score
 from .snippets import Snippet, carries_marker, is_report_junk, words
-from .themes import concept_tags, richness
+from .themes import asserted_tags, concept_tags, richness
 
 DAY_S = 86400.0
 DAY_BOUND = re.compile(
@@ -164,6 +165,45 @@ class PoolScores:
     joined: dict[str, str]  # staged key -> the promoted key of its fact
 
 
+def split_corrections(pool: CandidatePool, groups: Iterable[list[str]]) -> list[list[str]]:
+    """``groups`` with each staged line REM read as a correction of a promoted member of its group
+    (the member's ``superseded_by``) taken out as a fact of its own, when it states a name,
+    amount, time or identifier the member lacks, beyond a day ("Yanis a un NOUVEAU numéro :
+    06.39.98.57.83" after "Yanis 06 39 …"). Fact grouping joins such a line to the item as "the
+    same fact" (the same person, the same thing); scored on its own it is due at once, a change
+    of a fact already judged durable, and the item is marked. A care log's "Fri 5 May: 08:15 —
+    carer" after "Thu 4 May: 08:15 — carer" states only another day, and stays joined."""
+    out: list[list[str]] = []
+    for members in groups:
+        cands = [pool.candidates[k] for k in members]
+        corrected = {c.superseded_by: c for c in cands if c.status == "promoted" and c.superseded_by}
+        alone = [
+            k
+            for k in members
+            if k in corrected
+            and pool.candidates[k].status == "staged"
+            and asserts_more_than_its_day(pool.candidates[k].text, corrected[k].text)
+        ]
+        out.extend([[k] for k in alone])
+        out.append([k for k in members if k not in alone])
+    return out
+
+
+def asserts_more_than_its_day(later: str, earlier: str) -> bool:
+    """``later`` states a value ``earlier`` lacks (:func:`lifelong.facts.typed_values`: an amount,
+    a time, a phone number, an identifier…) other than a date or a weekday, or a name or other
+    concept tag (:func:`themes.concept_tags`, less its negated clauses) other than a date."""
+    values = typed_values(later) - typed_values(earlier)
+    if any(shape not in ("date", "weekday") for shape, _ in values):
+        return True
+    fresh = asserted_tags(later) - concept_tags(earlier)
+    return any(not _DAY_TAG.fullmatch(t) for t in fresh)
+
+
+# a date as concept_tags writes it: "14 march", "14-16 march", "2026-03-14"
+_DAY_TAG = re.compile(r"\d{1,2}(?:-\d{1,2})? [a-z]+|\d{4}-\d{2}-\d{2}")
+
+
 def score_pool(ctx: PluginContext, run: Any) -> PoolScores:
     """Score every fact with a staged member: its members' signals together (recall events once
     each, occurrences of every member, the strongest reinforcement). A fact already promoted
@@ -182,7 +222,7 @@ def score_pool(ctx: PluginContext, run: Any) -> PoolScores:
     tz = ctx.workspace.timezone
     now_ts = run.now.timestamp()
     out = []
-    for members in groups.values():
+    for members in split_corrections(pool, groups.values()):
         cands = [pool.candidates[k] for k in members]
         staged = [c for c in cands if c.status == "staged"]
         if not staged:

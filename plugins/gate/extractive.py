@@ -27,7 +27,10 @@ How a note is made:
 
 Staleness: a hit that carries ``superseded_by`` or a ``validity_end`` in the past, or a line
 flagged stale in the text (``[stale]``, ``(outdated)``, ``superseded:``, ``~~struck~~``…), is
-scored lower and, when used, is prefixed ``(superseded)`` instead of being asserted.
+scored lower and, when used, is prefixed ``(superseded)`` instead of being asserted. A MEMORY.md
+item REM marked ``(contested by "…", date)`` (a later note may have changed it; not surely) is
+ranked the same way, newest first, and prefixed ``(contested)``: it is still shown, never
+asserted as current over a later statement.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ _DECISION = re.compile(r"\b(?:decision|decided|decide|agreed|agree|settled|chose
 _DECISION_WEAK = re.compile(
     r"\b(?:confirmed|reconfirmed|final|finalised|finalized|approved|locked|fixed|going with|will)\b", re.I
 )
+_CONTESTED = re.compile(r'\(contested by ".*?"(?:, [\d-]+)?\)')
 _STALE_TEXT = re.compile(
     r"\[(?:stale|outdated|superseded|obsolete)\]|\((?:stale|outdated|superseded|obsolete)\)"
     r"|^\s*(?:stale|outdated|superseded|obsolete)\s*:|~~[^~]+~~",
@@ -120,6 +124,13 @@ class Unit:
     stale: bool
     hit_rank: int
     date: str | None = None  # the hit's source date (YYYY-MM-DD), None for undated files
+    # a MEMORY.md item REM marked "(contested by …)": a later note may have changed it
+    contested: bool = False
+
+    @property
+    def demoted(self) -> bool:
+        """Superseded, or contested: newest first, so a later statement leads."""
+        return self.stale or self.contested
 
     @property
     def citation(self) -> str:
@@ -188,6 +199,7 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
         if len(words(body)) < 2:
             continue
         stale = stale_hit or bool(_STALE_TEXT.search(body))
+        contested = not stale and bool(_CONTESTED.search(line))
         pieces = [body] if len(body) <= 200 else [p for p in _SENTENCE_END.split(body) if p.strip()]
         for piece in pieces:
             if find_instructions(piece):
@@ -202,6 +214,7 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
                     stale,
                     rank,
                     str(hit.get("source_date") or "") or stated,
+                    contested,
                 )
             )
     return units
@@ -338,7 +351,7 @@ def score_units(
         ids = identifiers_in(unit.text)
         score = 2.0 * coverage + 0.8 * strength + min(0.45, 0.15 * ids)
         score += HIT_WEIGHT * (unit.hit_score / best_hit) - RANK_PENALTY * unit.hit_rank
-        if unit.stale:
+        if unit.demoted:
             score *= 0.6
         scored.append(ScoredUnit(unit, score, coverage, strength > 0, ids))
     scored.sort(key=lambda s: (-s.score, s.unit.hit_rank, s.unit.line))
@@ -357,7 +370,7 @@ def render_piece(unit: Unit, limit: int) -> str | None:
     less than a few words would survive."""
     cite = f" ({unit.citation})"
     text = unit.text.rstrip(" .;:,")
-    prefix = "(superseded) " if unit.stale else ""
+    prefix = "(superseded) " if unit.stale else "(contested) " if unit.contested else ""
     room = limit - len(cite) - len(prefix)
     if room < 16:
         return None
@@ -469,7 +482,7 @@ def lead_with_first_hit(scored: list[ScoredUnit], units: list[Unit], intents: se
         return max((intent_strength(i, unit.text) for i in intents), default=0.0)
 
     answers = strength(first)
-    if (first.stale and not top.unit.stale) or answers < strength(top.unit):
+    if (first.demoted and not top.unit.demoted) or answers < strength(top.unit):
         return scored  # a superseded line, or one that answers the kind of question less, does not lead
     lead = own[0] if own else ScoredUnit(first, top.score, 0.0, answers > 0, identifiers_in(first.text))
     return [lead, *[s for s in scored if s is not lead]]

@@ -193,3 +193,32 @@ def test_a_contested_item_is_automatic_text_and_a_sure_correction_strikes_it() -
     struck, _ = strike_items(out, {"bbbbbbbbbbbb": '"rent now $265 a week each", 2027-08-17'}, written)
     assert '- ~~Rent is $245 a week each~~ (superseded by "rent now $265 a week each", 2027-08-17)' in struck
     assert struck_keys(struck) == {"bbbbbbbbbbbb"} and not contested_keys(struck)
+
+
+BRIDGE = "Bridge is at the Methodist hall on Mondays, two o'clock start, Joyce and I are partners."
+BRIDGE_NEW = (
+    "Bridge was not at the hall at all today. The Methodists have sold it after all, so we met in the upstairs"
+    " room at the Sailing Club instead. Mrs Pardoe says that is where we shall be from now on, Mondays at two."
+)
+
+
+def test_a_correction_grouped_with_the_item_it_changes_is_still_promoted(dream_host) -> None:  # noqa: ANN001
+    # fact grouping reads both lines as one fact (bridge at the hall); REM reads the later as a
+    # correction of the promoted item: it is promoted on its own the night it appears and the item
+    # is marked, rather than the new place joining the old item unseen
+    files = {"MEMORY.md": MEMORY, "memory/2026-03-02.md": _day("2026-03-02", BRIDGE, "bought milk")}
+    host = dream_host(files)
+    root = host.workspace.root
+    queries = {
+        "2026-03-02": ["where is bridge", "bridge club venue"],
+        "2026-03-03": ["Methodist hall", "what time is bridge"],
+        "2026-03-04": ["cards afternoon", "bridge with Joyce", "where do we play bridge"],
+    }
+    _recall(host, "memory/2026-03-02.md", 3, queries)
+    first = dream(host, at("2026-03-05"))
+    assert {p["text"] for p in first.promoted} == {BRIDGE}
+    (root / "memory/2026-03-10.md").write_text(_day("2026-03-10", BRIDGE_NEW, "rainy"), "utf-8")
+    second = dream(host, at("2026-03-11"))
+    text = (root / "MEMORY.md").read_text("utf-8")
+    assert [p["text"] for p in second.promoted] == [BRIDGE_NEW]
+    assert f"{BRIDGE}~~ (superseded by " in text or f"{BRIDGE} (contested by " in text

@@ -297,6 +297,28 @@ def test_a_struck_line_never_leads_as_the_newest() -> None:
     assert note is not None and note.text.startswith("the offsite budget is EUR 2,000")
 
 
+def test_a_contested_item_is_shown_after_the_later_statement_never_as_current() -> None:
+    """REM marked the item contested (a later note may have changed it): newest first, so the
+    later line leads, and the item, when it fits, is shown as contested rather than asserted."""
+    item = '- Mila swims on tuesdays 16:30 at the Stadtbad (contested by "Mila swim with coach Anke", 2026-03-11)'
+    hits = [
+        hit("MEMORY.md", item, 0.8, start=5, source_date="2026-03-02"),
+        hit(
+            "memory/2026-03-10.md",
+            "- Mila swim with coach Anke at the Stadtbad, bring goggles",
+            0.6,
+            source_date="2026-03-10",
+        ),
+    ]
+    note = extractive_note(hits, "when does Mila swim?", now=NOW)
+    assert note is not None and note.text.startswith("Mila swim with coach Anke at the Stadtbad"), note
+    assert "(contested) Mila swims on tuesdays 16:30" in note.text and "contested by" not in note.text
+    # unmarked, the search's first hit leads as before
+    plain = [dict(hits[0], snippet="- Mila swims on tuesdays 16:30 at the Stadtbad"), hits[1]]
+    first = extractive_note(plain, "when does Mila swim?", now=NOW)
+    assert first is not None and first.text.startswith("Mila swims on tuesdays 16:30")
+
+
 def test_the_search_first_hit_leads_once_anything_is_relevant() -> None:
     """The hybrid search put the line that answers first; the other line repeats more of the
     question's words. Word overlap decides whether memory has anything to say, not the order."""
