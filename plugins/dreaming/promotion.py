@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from lifelong import llm, prompts
 from lifelong.contracts import PluginContext, WriteCandidate, WriteDecision
 from lifelong.errors import LLMOffline
-from lifelong.facts import typed_values
+from lifelong.facts import relate, typed_values
 
 from . import state
 from .candidates import Candidate, CandidatePool, Occurrence
@@ -167,9 +167,12 @@ class PoolScores:
 
 def split_corrections(pool: CandidatePool, groups: Iterable[list[str]]) -> list[list[str]]:
     """``groups`` with each staged line REM read as a correction of a promoted member of its group
-    (the member's ``superseded_by``) taken out as a fact of its own, when it states a name,
-    amount, time or identifier the member lacks, beyond a day ("Yanis a un NOUVEAU numéro :
-    06.39.98.57.83" after "Yanis 06 39 …"). Fact grouping joins such a line to the item as "the
+    (the member's ``superseded_by``) taken out as a fact of its own, when the rules read it as an
+    update of the member too (:func:`lifelong.facts.relate`; the learned reader alone took "My GP:
+    Dr. Keller, practice on Kastanienallee" for a change of "Dr. Keller is my family doctor, at the
+    Kastanienallee practice") and it states a name, amount, time or identifier the member lacks,
+    beyond a day ("Bridge … at the Sailing Club instead … from now on" after "Bridge is at the
+    Methodist hall"). Fact grouping joins such a line to the item as "the
     same fact" (the same person, the same thing); scored on its own it is due at once, a change
     of a fact already judged durable, and the item is marked. A care log's "Fri 5 May: 08:15 —
     carer" after "Thu 4 May: 08:15 — carer" states only another day, and stays joined."""
@@ -182,6 +185,7 @@ def split_corrections(pool: CandidatePool, groups: Iterable[list[str]]) -> list[
             for k in members
             if k in corrected
             and pool.candidates[k].status == "staged"
+            and relate(corrected[k].text, pool.candidates[k].text).kind == "update"
             and asserts_more_than_its_day(pool.candidates[k].text, corrected[k].text)
         ]
         out.extend([[k] for k in alone])
