@@ -62,7 +62,9 @@ def before_message_write(
 def retrieval_post(ctx: PluginContext, request: SearchRequest, candidates: list[Candidate]) -> None:
     from . import reading
 
-    if request.mode == "current":
+    if request.mode in ("current", "all"):
+        # the newest statement of a slot first, both shown: in "all" too (the pre-reply gate's mode,
+        # which also sees superseded facts, to flag them)
         embedder = None
         if ctx.config("supersede")["learned_reader"]:
             try:

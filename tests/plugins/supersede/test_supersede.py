@@ -462,7 +462,7 @@ def test_history_finds_a_subject_by_any_of_its_words(sup_host) -> None:
     assert [r["text"] for r in rows] == ["My manager is Derek Olsen", "My manager is now Priyanka Rao"]
 
 
-def test_current_search_puts_the_newest_statement_of_a_thing_first_and_marks_the_older(sup_host) -> None:
+def test_search_puts_the_newest_statement_of_a_thing_first_and_marks_the_older(sup_host) -> None:
     """Nothing hidden: "budget EUR 4,000" and later "budget raised to EUR 5,500" both show, the
     newer first, the older marked with the newer's citation and day."""
     host = sup_host(mode="warn")
@@ -472,15 +472,17 @@ def test_current_search_puts_the_newest_statement_of_a_thing_first_and_marks_the
     }
     for rel, text in files.items():
         (host.workspace.root / rel).write_text(text)
-    found = search(host, "what is the offsite budget for the team", 20)
-    texts = [r["snippet"] for r in found]
-    new = next(i for i, t in enumerate(texts) if "5,500" in t)
-    old = next(i for i, t in enumerate(texts) if "4,000" in t)
-    assert new < old
-    assert found[old]["extra"]["earlier_than"] == {
-        "citation": "memory/2026-05-18.md#L3-L3",
-        "date": "2026-05-18",
-    }
+    # mode "all" too: the pre-reply gate's mode, which also sees superseded facts to flag them
+    for mode in ("current", "all"):
+        found = search(host, "what is the offsite budget for the team", 20, mode=mode)
+        texts = [r["snippet"] for r in found]
+        new = next(i for i, t in enumerate(texts) if "5,500" in t)
+        old = next(i for i, t in enumerate(texts) if "4,000" in t)
+        assert new < old, mode
+        assert found[old]["extra"]["earlier_than"] == {
+            "citation": "memory/2026-05-18.md#L3-L3",
+            "date": "2026-05-18",
+        }
 
 
 def test_history_in_warn_mode_says_why_it_has_no_timeline(tmp_path: Path) -> None:
