@@ -26,6 +26,15 @@ def _recall(host, path: str, line: int, queries: dict[str, list[str]]) -> None: 
             record_event(host, path, line, line, q, at(day, 10 + n), score=0.9)
 
 
+def _promoted(dream_host, line: str, queries: dict[str, list[str]]):  # noqa: ANN001, ANN202
+    """A workspace whose one durable line (recalled on three days) the first night promoted."""
+    host = dream_host({"MEMORY.md": MEMORY, "memory/2026-03-02.md": _day("2026-03-02", line, "bought milk")})
+    _recall(host, "memory/2026-03-02.md", 3, queries)
+    first = dream(host, at("2026-03-05"))
+    assert {p["text"] for p in first.promoted} == {line}
+    return host
+
+
 def test_a_changed_number_and_slot_strike_the_older_items(dream_host) -> None:  # noqa: ANN001
     files = {
         "MEMORY.md": MEMORY,
@@ -133,17 +142,13 @@ def test_a_correction_read_with_less_than_certainty_marks_the_item_contested(dre
     # the later line reads as an update of the promoted item (Lotte, a new time, "neuer") but not
     # surely (lifelong.facts.surely_updates: it speaks of a doctor the item does not): the item is
     # marked "(contested by …)" and stays current, never struck through on that reading
-    files = {"MEMORY.md": MEMORY, "memory/2026-03-02.md": _day("2026-03-02", SWIM_CLASS, "bought milk")}
-    host = dream_host(files)
-    root = host.workspace.root
     queries = {
         "2026-03-02": ["when is Lotte's swimming", "Seepferdchen time"],
         "2026-03-03": ["Lotte swim class", "what time is the Südbad"],
         "2026-03-04": ["swimming Saturday", "Lotte Kurs", "Seepferdchen-Kurs"],
     }
-    _recall(host, "memory/2026-03-02.md", 3, queries)
-    first = dream(host, at("2026-03-05"))
-    assert {p["text"] for p in first.promoted} == {SWIM_CLASS}
+    host = _promoted(dream_host, SWIM_CLASS, queries)
+    root = host.workspace.root
     memory = root / "MEMORY.md"
 
     (root / "memory/2026-03-10.md").write_text(_day("2026-03-10", DOCTOR, "rainy"), "utf-8")
@@ -206,17 +211,13 @@ def test_a_correction_grouped_with_the_item_it_changes_is_still_promoted(dream_h
     # fact grouping reads both lines as one fact (bridge at the hall); REM reads the later as a
     # correction of the promoted item: it is promoted on its own the night it appears and the item
     # is marked, rather than the new place joining the old item unseen
-    files = {"MEMORY.md": MEMORY, "memory/2026-03-02.md": _day("2026-03-02", BRIDGE, "bought milk")}
-    host = dream_host(files)
-    root = host.workspace.root
     queries = {
         "2026-03-02": ["where is bridge", "bridge club venue"],
         "2026-03-03": ["Methodist hall", "what time is bridge"],
         "2026-03-04": ["cards afternoon", "bridge with Joyce", "where do we play bridge"],
     }
-    _recall(host, "memory/2026-03-02.md", 3, queries)
-    first = dream(host, at("2026-03-05"))
-    assert {p["text"] for p in first.promoted} == {BRIDGE}
+    host = _promoted(dream_host, BRIDGE, queries)
+    root = host.workspace.root
     (root / "memory/2026-03-10.md").write_text(_day("2026-03-10", BRIDGE_NEW, "rainy"), "utf-8")
     second = dream(host, at("2026-03-11"))
     text = (root / "MEMORY.md").read_text("utf-8")
