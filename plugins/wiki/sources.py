@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from lifelong.errors import InputError
-from lifelong.markdown import parse_blocks, split_lines, strip_comments
+from lifelong.markdown import parse_blocks, split_lines, strip_bookkeeping
 from lifelong.workspace import daily_date, find_regions
 
 _ITEM_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
@@ -72,7 +72,10 @@ def lines_sha256(lines: list[str], start: int, end: int) -> str:
 
 
 def clean_item(text: str) -> str:
-    text = strip_comments(text)
+    """The bullet's statement: comments, the suite's pointers on a struck or contested MEMORY.md
+    item ("(superseded by …)", "(contested by …)", which quote another line) and the list marker
+    removed. A strike-through stays: the item no longer holds."""
+    text = strip_bookkeeping(text)
     text = _ITEM_MARKER.sub("", text, count=1)
     return re.sub(r"\s+", " ", text).strip()
 

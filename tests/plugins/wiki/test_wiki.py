@@ -677,3 +677,21 @@ def test_two_one_source_claims_that_disagree_are_linted_contested(tmp_path: Path
     lint = json.loads(cli_run(root, "wiki", "lint", "--json"))
     conflicts = [f for f in lint["findings"] if f["code"] == "claim-conflict"]
     assert conflicts and "contested" in conflicts[0]["message"]
+
+
+def test_a_claim_from_a_marked_memory_item_does_not_carry_the_pointer_to_another_line() -> None:
+    """REM's "(contested by …)" and a strike's "(superseded by …)" quote the later line: a wiki
+    claim made of the item would state, and want evidence for, what only that line says."""
+    from lifelong_plugins.wiki.sources import read_memory
+
+    memory = (
+        "# MEMORY\n\n<!-- lifelong:topic-home:start -->\n## Home\n"
+        '- Rent is $245 a week each (contested by "agent rang about the bins", 2027-08-10)'
+        " <!-- key:bbbbbbbbbbbb src:memory/2027-08-03.md#L2 on:2027-08-04 -->\n"
+        '- ~~Bins go out on Tuesdays~~ (superseded by "bins now Thursdays", 2027-08-12)'
+        " <!-- key:cccccccccccc src:memory/2027-08-03.md#L3 on:2027-08-04 -->\n"
+        "<!-- lifelong:topic-home:end -->\n"
+    )
+    items = read_memory("MEMORY.md", memory)
+    assert [i.text for i in items] == ["Rent is $245 a week each", "~~Bins go out on Tuesdays~~"]
+    assert [i.key for i in items] == ["bbbbbbbbbbbb", "cccccccccccc"]
