@@ -68,6 +68,7 @@ class Seed:
     from_memory: bool = False
     first_date: str = "9999-99-99"
     subject_hint: str | None = None  # a model's subject name
+    struck: bool = False  # a MEMORY.md item struck through: superseded
 
 
 @dataclass
@@ -179,6 +180,7 @@ def build_seeds(
                 True,
                 dates[0] if dates else "9999-99-99",
                 hints.get(item.citation),
+                item.struck,
             )
         )
     for line in sorted(dailies, key=lambda d: (d.date or "", d.path, d.start)):
@@ -203,6 +205,15 @@ class Cluster:
     sticky: bool
     from_memory: bool
     _statement: facts.Statement | None = None
+    # its MEMORY.md items: some struck through (superseded), some not (the fact still holds)
+    struck: bool = False
+    live_item: bool = False
+
+    @property
+    def superseded(self) -> bool:
+        """Every MEMORY.md item of it is struck through: a later note replaced it (the daily lines
+        it cites are its history, not a claim that it holds)."""
+        return self.struck and not self.live_item
 
     @property
     def statement(self) -> facts.Statement:
@@ -254,6 +265,9 @@ def cluster_seeds(seeds: list[Seed], threshold: float) -> list[Cluster]:
         for loc, ev in seed.evidence.items():
             target.evidence.setdefault(loc, ev)
         target.sticky = target.sticky or seed.sticky
+        if seed.from_memory:
+            target.struck = target.struck or seed.struck
+            target.live_item = target.live_item or not seed.struck
     return clusters
 
 
@@ -265,7 +279,7 @@ def make_claim(cluster: Cluster, rule: ConfidenceRule) -> Claim:
         id=claim_id(cluster.key),
         key=cluster.key,
         text=cluster.text,
-        status="rule" if cluster.sticky else "active",
+        status="rule" if cluster.sticky else "superseded" if cluster.superseded else "active",
         confidence=confidence(evidence, newest or dt.date(1970, 1, 1), rule),
         evidence=evidence,
         updated_at=newest.isoformat() if newest else None,

@@ -56,6 +56,7 @@ class SourceLine:
     cites: tuple[tuple[str, int, int], ...] = ()  # (path, start, end) of the daily lines it cites
     run_id: str | None = None  # the dream run that promoted it
     sticky: bool = False
+    struck: bool = False  # a MEMORY.md item struck through (``~~…~~``): it no longer holds
 
     @property
     def lines(self) -> str:
@@ -170,6 +171,7 @@ def read_memory(path: str, text: str) -> list[SourceLine]:
                 cites=cites,
                 run_id=run_id,
                 sticky=sticky,
+                struck=cleaned.startswith("~~"),
             )
         )
     return out

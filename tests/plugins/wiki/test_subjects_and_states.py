@@ -70,3 +70,28 @@ def test_a_claim_below_the_threshold_is_unconfirmed_and_not_active_in_every_resu
     finally:
         host.close()
     assert (cand.extra["status"], cand.extra["active"]) == ("unconfirmed", False)
+
+
+STRUCK = """# MEMORY
+
+<!-- lifelong:topic-people:start -->
+## People
+- ~~Dana Reyes runs the Lisbon office~~ (superseded by "Dana Reyes now runs the Porto office", 2026-03-22) <!-- key:aaaaaaaaaaaa src:memory/2026-03-20.md#L1 on:2026-03-21 -->
+- Dana Reyes now runs the Porto office <!-- key:bbbbbbbbbbbb src:memory/2026-03-22.md#L1 on:2026-03-23 -->
+<!-- lifelong:topic-people:end -->
+"""
+
+
+def test_a_struck_memory_item_is_a_superseded_claim_not_an_active_one(tmp_path: Path) -> None:
+    """The nightly job struck the item (a later note replaced it): its wiki claim is superseded,
+    so the wiki does not state it as current nor lint it against the new value."""
+    days = {
+        "2026-03-20": "- Dana Reyes runs the Lisbon office\n",
+        "2026-03-22": "- Dana Reyes now runs the Porto office\n",
+    }
+    root = make_ws(tmp_path, days, memory=STRUCK)
+    compile_json(root)
+    found = json.loads(cli_run(root, "wiki", "search", "Dana Reyes office", "--json"))["results"]
+    states = {("Lisbon" in h["text"], h["status"]) for h in found if "office" in h["text"]}
+    assert (True, "superseded") in states and (True, "active") not in states
+    assert any(not lisbon and status != "superseded" for lisbon, status in states)
