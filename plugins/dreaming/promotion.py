@@ -49,6 +49,7 @@ from .plan import (
     related_memories,
 )
 from .scoring import ScoreConfig, Signals, score
+from .screening import screen_statement
 from .snippets import Snippet, carries_marker, is_report_junk, words
 from .themes import asserted_tags, concept_tags, richness
 
@@ -385,6 +386,9 @@ def struck_pointers(run: Any, plan: PromotionPlan, *, contested: bool = False) -
     for earlier, later in plan.contested if contested else plan.struck:
         cand = run.pool.candidates.get(later)
         text = " ".join((texts.get(later) or (cand.text if cand else later)).split())
+        # a correction promoted on an earlier night is quoted from the daily: screened like it was
+        safe, _, rules = screen_statement(text)
+        text = later if rules else safe
         text = text if len(text) <= 80 else text[:79] + "…"
         out[earlier] = f'"{text.replace("~~", "")}", {run.now.date().isoformat()}'
     return out

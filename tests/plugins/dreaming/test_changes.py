@@ -223,3 +223,20 @@ def test_a_correction_grouped_with_the_item_it_changes_is_still_promoted(dream_h
     text = (root / "MEMORY.md").read_text("utf-8")
     assert [p["text"] for p in second.promoted] == [BRIDGE_NEW]
     assert f"{BRIDGE}~~ (superseded by " in text or f"{BRIDGE} (contested by " in text
+
+
+def test_the_pointer_to_a_correction_never_quotes_a_secret() -> None:
+    """A correction promoted on an earlier night is in MEMORY.md redacted; the strike's pointer
+    quotes it from the candidate (the daily's text) and is screened the same way."""
+    import datetime as dt
+    from types import SimpleNamespace
+
+    from lifelong_plugins.dreaming.promotion import struck_pointers
+
+    later = SimpleNamespace(text="new wifi for guests: Kiez-5G, password: hunter2hunter2")
+    run = SimpleNamespace(
+        pool=SimpleNamespace(candidates={"bbbbbbbbbbbb": later}), now=dt.datetime(2026, 3, 11, 3, 0)
+    )
+    plan = SimpleNamespace(promote=(), struck=(("aaaaaaaaaaaa", "bbbbbbbbbbbb"),), contested=())
+    (pointer,) = struck_pointers(run, plan).values()
+    assert "hunter2hunter2" not in pointer and "Kiez-5G" in pointer and pointer.endswith(", 2026-03-11")
