@@ -58,6 +58,12 @@ def render_report(run: DreamRun, reports: dict[str, Any] | None = None) -> str:
             if p.get("decision") and p["decision"]["action"] != "allow":
                 lines.append(f"  - {p['decision']['action']}: {p['decision']['reason']}")
         lines.append("")
+    marked = [("struck through", d) for d in deep_r.get("struck", [])]
+    marked += [("marked contested", d) for d in deep_r.get("contested", [])]
+    if marked:  # REM's corrections of promoted items, now in MEMORY.md
+        lines += ["## Marked in MEMORY.md", ""]
+        lines += [f"- `{d['key']}` {how}, by `{d['by']}`" for how, d in marked]
+        lines.append("")
     for title, key in (("Dropped", "dropped"), ("Blocked", "blocked")):
         if deep_r.get(key):
             lines += [f"## {title}", ""]

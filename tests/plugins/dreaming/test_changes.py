@@ -159,6 +159,8 @@ def test_a_correction_read_with_less_than_certainty_marks_the_item_contested(dre
     assert [(r["earlier_text"], r["sure"]) for r in outdated] == [(SWIM_CLASS, False)]
     assert f"- {SWIM_CLASS} (contested by " in text and "~~" not in text
     assert not second.reports["deep"]["struck"] and len(second.reports["deep"]["contested"]) == 1
+    report = (root / ".lifelong/reports" / second.run_id / "report.md").read_text("utf-8")
+    assert "## Marked in MEMORY.md" in report and "marked contested, by" in report
 
     # a third night changes nothing more (the mark is not re-applied)
     third = dream(host, at("2026-03-12"))
