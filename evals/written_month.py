@@ -42,7 +42,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from click.testing import CliRunner  # noqa: E402
 
 from lifelong.cli import cli  # noqa: E402
-from lifelong.markdown import strip_bookkeeping  # noqa: E402
+from lifelong.markdown import contested_mark, strip_bookkeeping  # noqa: E402
 
 MONTHS = Path(__file__).resolve().parent / "months"
 TIMEZONE = "Europe/Berlin"
@@ -114,7 +114,7 @@ def managed_items(memory: str) -> list[tuple[str, str, str]]:
         if not text.startswith(("- ", "* ")):
             continue
         body = text[2:].strip()
-        mark = "struck" if body.startswith("~~") else "contested" if "(contested by " in body else "live"
+        mark = "struck" if body.startswith("~~") else "contested" if contested_mark(body) else "live"
         out.append((mark, text, strip_bookkeeping(body).replace("~~", "").strip()))
     return out
 

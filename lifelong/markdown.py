@@ -74,6 +74,13 @@ def strip_comments(text: str) -> str:
 _CLAIM_TRAILER = re.compile(r"\s+—\s+[\w -]+, confidence \d(?:\.\d+)?\s*\([^)]*\); evidence: .*$")
 _CLAIM_ID = re.compile(r"\s*\(claim\.[0-9a-f]{6,}\)")
 _SUPERSEDED_BY = re.compile(r'\s*\((?:superseded|contested) by ".*?"(?:, [\d-]+)?\)')
+_CONTESTED_MARK = re.compile(r' \(contested by ".*"(?:, [\d-]+)?\)')
+
+
+def contested_mark(text: str) -> re.Match[str] | None:
+    """REM's mark on a MEMORY.md item a later note may have changed, though not surely
+    (``text (contested by "…", DATE)``), where ``text`` holds one."""
+    return _CONTESTED_MARK.search(text) if "(contested by" in text else None
 
 
 def strip_bookkeeping(text: str) -> str:

@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lifelong.errors import LifelongError
+from lifelong.markdown import contested_mark
 from lifelong.text import HASHTAG_RE, content_tokens
 from lifelong.workspace import Region, find_regions, read_region, remove_region, replace_region
 
@@ -221,8 +223,12 @@ def item_hash(text: str) -> str:
 
 
 _STRUCK = re.compile(r"^~~(?P<text>.+)~~ \(superseded by .*\)$")
-# REM's mark on an item a later note may have changed, though not surely: "text (contested by "…", date)"
-_CONTESTED = re.compile(r'^(?P<text>.+?) \(contested by ".*"(?:, [\d-]+)?\)$')
+
+
+def without_contested_mark(text: str) -> str | None:
+    """``text`` (an item's body) without REM's trailing ``(contested by …)``; None when it has none."""
+    m = contested_mark(text)
+    return text[: m.start()] if m and m.end() == len(text) else None
 
 
 def item_text(line: str) -> str:
@@ -240,8 +246,9 @@ def edited_by_human(line: str, written: dict[str, str]) -> bool:
     if not m or m.group(1) not in written:
         return False
     text = item_text(line)
-    marked = _STRUCK.match(text) or _CONTESTED.match(text)
-    return item_hash(marked.group("text") if marked else text) != written[m.group(1)]
+    struck = _STRUCK.match(text)
+    unmarked = struck.group("text") if struck else without_contested_mark(text) or text
+    return item_hash(unmarked) != written[m.group(1)]
 
 
 def item_identity(line: str, written: dict[str, str]) -> str:
@@ -335,26 +342,24 @@ def human_edits(text: str, written: dict[str, str]) -> list[dict[str, str]]:
 _ITEM_HEAD = re.compile(r"^(?P<lead>\s*(?:[-*+]|\d+[.)])\s+)(?P<body>.*?)(?P<tail>\s*<!--.*)$")
 
 
-def struck_keys(text: str) -> set[str]:
-    """Keys of the items already struck through (``- ~~…~~ (superseded by …) <!-- key:… -->``)."""
+def _keys_of_items(text: str, marked: Callable[[str], object]) -> set[str]:
     out = set()
     for line in text.split("\n"):
         m = _KEY_RE.search(line)
         head = _ITEM_HEAD.match(line) if m else None
-        if m and head and head.group("body").startswith("~~"):
+        if m and head and marked(head.group("body").strip()):
             out.add(m.group(1))
     return out
+
+
+def struck_keys(text: str) -> set[str]:
+    """Keys of the items already struck through (``- ~~…~~ (superseded by …) <!-- key:… -->``)."""
+    return _keys_of_items(text, lambda body: body.startswith("~~"))
 
 
 def contested_keys(text: str) -> set[str]:
     """Keys of the items marked contested (``- text (contested by …) <!-- key:… -->``)."""
-    out = set()
-    for line in text.split("\n"):
-        m = _KEY_RE.search(line)
-        head = _ITEM_HEAD.match(line) if m else None
-        if m and head and _CONTESTED.match(head.group("body").strip()):
-            out.add(m.group(1))
-    return out
+    return _keys_of_items(text, without_contested_mark)
 
 
 def strike_items(
@@ -386,12 +391,12 @@ def strike_items(
             if not head or not head.group("body").strip() or head.group("body").startswith("~~"):
                 continue
             body = head.group("body").strip()
-            disputed = _CONTESTED.match(body)
+            disputed = without_contested_mark(body)
             if key in struck:
-                body = disputed.group("text") if disputed else body
+                body = disputed if disputed is not None else body
                 pointer = " ".join(struck[key].split())
                 lines[i] = f"{head.group('lead')}~~{body}~~ (superseded by {pointer}){head.group('tail')}"
-            elif not disputed:
+            elif disputed is None:
                 pointer = " ".join(contested[key].split())
                 lines[i] = f"{head.group('lead')}{body} (contested by {pointer}){head.group('tail')}"
             else:

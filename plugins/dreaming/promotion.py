@@ -51,7 +51,7 @@ from .plan import (
 from .scoring import ScoreConfig, Signals, score
 from .screening import screen_statement
 from .snippets import Snippet, carries_marker, is_report_junk, words
-from .themes import asserted_tags, concept_tags, richness
+from .themes import asserted_tags, concept_tags, is_date_tag, richness
 
 DAY_S = 86400.0
 DAY_BOUND = re.compile(
@@ -202,11 +202,7 @@ def asserts_more_than_its_day(later: str, earlier: str) -> bool:
     if any(shape not in ("date", "weekday") for shape, _ in values):
         return True
     fresh = asserted_tags(later) - concept_tags(earlier)
-    return any(not _DAY_TAG.fullmatch(t) for t in fresh)
-
-
-# a date as concept_tags writes it: "14 march", "14-16 march", "2026-03-14"
-_DAY_TAG = re.compile(r"\d{1,2}(?:-\d{1,2})? [a-z]+|\d{4}-\d{2}-\d{2}")
+    return any(not is_date_tag(t) for t in fresh)
 
 
 def score_pool(ctx: PluginContext, run: Any) -> PoolScores:

@@ -72,6 +72,14 @@ def month_date(m: re.Match[str]) -> str:
     return f"{days} {_FULL_MONTH[month[:3]]}"
 
 
+_DATE_TAG = re.compile(r"\d{1,2}(?:-\d{1,2})? [a-z]+|\d{4}-\d{2}-\d{2}")
+
+
+def is_date_tag(tag: str) -> bool:
+    """A concept tag that is a date (:func:`month_date`'s "14 march", "14-16 march", or ISO)."""
+    return bool(_DATE_TAG.fullmatch(tag))
+
+
 _AMOUNT = re.compile(
     r"(?:[$€£]\s?\d(?:[\d,.]*\d)?\s?[kKmMbB]?|\b(?:EUR|USD|GBP|CHF)\s?\d(?:[\d,.]*\d)?\s?[kKmMbB]?\b"
     r"|\b\d(?:[\d,.]*\d)?\s?%"

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong.facts import MONTH_WORDS, WEEKDAYS, restates_with_new_value
-from lifelong.markdown import strip_bookkeeping
+from lifelong.markdown import contested_mark, strip_bookkeeping
 from lifelong.safety import find_instructions
 from lifelong.text import CHATTER, QUESTION_WORDS, STOPWORDS, stem, tokens, words
 
@@ -69,7 +69,6 @@ _DECISION = re.compile(r"\b(?:decision|decided|decide|agreed|agree|settled|chose
 _DECISION_WEAK = re.compile(
     r"\b(?:confirmed|reconfirmed|final|finalised|finalized|approved|locked|fixed|going with|will)\b", re.I
 )
-_CONTESTED = re.compile(r'\(contested by ".*?"(?:, [\d-]+)?\)')
 _STALE_TEXT = re.compile(
     r"\[(?:stale|outdated|superseded|obsolete)\]|\((?:stale|outdated|superseded|obsolete)\)"
     r"|^\s*(?:stale|outdated|superseded|obsolete)\s*:|~~[^~]+~~",
@@ -199,7 +198,7 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
         if len(words(body)) < 2:
             continue
         stale = stale_hit or bool(_STALE_TEXT.search(body))
-        contested = not stale and bool(_CONTESTED.search(line))
+        contested = not stale and contested_mark(line) is not None
         pieces = [body] if len(body) <= 200 else [p for p in _SENTENCE_END.split(body) if p.strip()]
         for piece in pieces:
             if find_instructions(piece):
