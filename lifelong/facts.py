@@ -1271,11 +1271,21 @@ def differing_values(older: str, newer: str) -> bool:
     return bool(shapes) and not _names_clash(older, newer)
 
 
+def _holds_whole(a: str, b: str) -> bool:
+    fa, fb = " ".join(tokens(a)).casefold(), " ".join(tokens(b)).casefold()
+    short, long = sorted((fa, fb), key=len)
+    return bool(short) and f" {short} " in f" {long} " and 2 * len(short) >= len(long)
+
+
 def states(line: str, claim: str) -> bool:
     """Whether ``line`` states ``claim`` (the wiki counts a cited line as evidence only then):
     it gives none of the claim's values another value (:func:`relate`), it holds a value of the
     claim when both hold values of one kind, and it repeats half the claim's words (a third when a
-    value is shared), names aside."""
+    value is shared), names aside. A line that is the claim, or holds it whole (or is held whole
+    by it, as at least half of it: a consolidated item may open with its day's title), states it,
+    whatever change it announces: the claim announces the same."""
+    if _holds_whole(claim, line):
+        return True
     if relate(claim, line).kind == "update" or relate(line, claim).kind == "update":
         return False
     a, b = typed_values(claim), typed_values(line)

@@ -30,7 +30,8 @@ flagged stale in the text (``[stale]``, ``(outdated)``, ``superseded:``, ``~~str
 scored lower and, when used, is prefixed ``(superseded)`` instead of being asserted. A MEMORY.md
 item REM marked ``(contested by "…", date)`` (a later note may have changed it; not surely) is
 ranked the same way, newest first, and prefixed ``(contested)``: it is still shown, never
-asserted as current over a later statement.
+asserted as current over a later statement. A wiki claim is read by its status: ``superseded`` or
+``retired`` as stale, ``contested`` as contested.
 """
 
 from __future__ import annotations
@@ -177,7 +178,8 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
     text = hit.get("text") or hit.get("snippet") or ""
     path = str(hit.get("path") or "")
     first = int(hit.get("start_line") or 1)
-    stale_hit = is_stale_hit(hit, now)
+    status = (hit.get("extra") or {}).get("status") if hit.get("corpus") == "wiki" else None
+    stale_hit = is_stale_hit(hit, now) or status in ("superseded", "retired")
     heading = str(hit.get("heading") or "").split(" > ")[-1]
     units: list[Unit] = []
     in_fence = False
@@ -198,7 +200,7 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
         if len(words(body)) < 2:
             continue
         stale = stale_hit or bool(_STALE_TEXT.search(body))
-        contested = not stale and contested_mark(line) is not None
+        contested = not stale and (status == "contested" or contested_mark(line) is not None)
         pieces = [body] if len(body) <= 200 else [p for p in _SENTENCE_END.split(body) if p.strip()]
         for piece in pieces:
             if find_instructions(piece):

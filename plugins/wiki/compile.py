@@ -29,6 +29,7 @@ from lifelong.text import content_tokens, jaccard
 from lifelong.workspace import replace_region
 
 from .confidence import ConfidenceRule, confidence, newest_date, parse_day
+from .conflicts import contested_ids
 from .extract import Subject, SubjectIndex, find_concepts, find_entities
 from .sources import SourceLine
 from .vault import Claim, Evidence, Page, PageFile, normalise_key, render_page, slug
@@ -69,6 +70,7 @@ class Seed:
     first_date: str = "9999-99-99"
     subject_hint: str | None = None  # a model's subject name
     struck: bool = False  # a MEMORY.md item struck through: superseded
+    contested: bool = False  # a MEMORY.md item REM marked "(contested by …)"
 
 
 @dataclass
@@ -156,7 +158,7 @@ def build_seeds(
                     path,
                     f"L{start}-L{end}",
                     "",
-                    0.0 if there is not None else cfg.daily_weight,
+                    0.0 if there is not None or path in by_path else cfg.daily_weight,
                     NOT_STATED if there is not None else "cited daily lines not found",
                     day if parse_day(day) else None,
                 )
@@ -181,9 +183,12 @@ def build_seeds(
                 dates[0] if dates else "9999-99-99",
                 hints.get(item.citation),
                 item.struck,
+                item.contested,
             )
         )
     for line in sorted(dailies, key=lambda d: (d.date or "", d.path, d.start)):
+        if not line.bullet:  # a paragraph line is read as evidence, not made a claim of its own
+            continue
         hint = hints.get(line.citation)
         if hint is None and not index.mentions(line.text):
             continue
@@ -205,15 +210,24 @@ class Cluster:
     sticky: bool
     from_memory: bool
     _statement: facts.Statement | None = None
-    # its MEMORY.md items: some struck through (superseded), some not (the fact still holds)
+    # its MEMORY.md items: some struck through (superseded), some marked contested, some neither
+    # (the fact still holds)
     struck: bool = False
     live_item: bool = False
+    contested_item: bool = False
+    settled_item: bool = False
 
     @property
     def superseded(self) -> bool:
         """Every MEMORY.md item of it is struck through: a later note replaced it (the daily lines
         it cites are its history, not a claim that it holds)."""
         return self.struck and not self.live_item
+
+    @property
+    def contested(self) -> bool:
+        """Every MEMORY.md item of it that is not struck is marked contested: a later note may
+        have changed it (REM could not tell surely)."""
+        return self.contested_item and not self.settled_item
 
     @property
     def statement(self) -> facts.Statement:
@@ -268,6 +282,8 @@ def cluster_seeds(seeds: list[Seed], threshold: float) -> list[Cluster]:
         if seed.from_memory:
             target.struck = target.struck or seed.struck
             target.live_item = target.live_item or not seed.struck
+            target.contested_item = target.contested_item or seed.contested
+            target.settled_item = target.settled_item or not (seed.struck or seed.contested)
     return clusters
 
 
@@ -279,12 +295,18 @@ def make_claim(cluster: Cluster, rule: ConfidenceRule) -> Claim:
         id=claim_id(cluster.key),
         key=cluster.key,
         text=cluster.text,
-        status="rule" if cluster.sticky else "superseded" if cluster.superseded else "active",
+        status=status_of(cluster),
         confidence=confidence(evidence, newest or dt.date(1970, 1, 1), rule),
         evidence=evidence,
         updated_at=newest.isoformat() if newest else None,
         valid_from=days[0].isoformat() if days else None,
     )
+
+
+def status_of(cluster: Cluster) -> str:
+    if cluster.sticky:
+        return "rule"
+    return "superseded" if cluster.superseded else "contested" if cluster.contested else "active"
 
 
 def subjects_of(memory: list[SourceLine], dailies: list[SourceLine], min_mentions: int) -> list[Subject]:
@@ -327,6 +349,15 @@ def plan_compile(
     for pid, page_seeds in homed.items():
         clusters = cluster_seeds(page_seeds, cfg.corroboration_similarity)
         claims_by_page[pid] = sorted((make_claim(c, cfg.rule) for c in clusters), key=lambda c: (c.key, c.id))
+    # a claim below the threshold that disagrees with another is contested, not stated as current
+    disputed = contested_ids(
+        [(pid, c) for pid, cs in claims_by_page.items() for c in cs], cfg.rule.active_threshold
+    )
+    if disputed:
+        claims_by_page = {
+            pid: [replace(c, status="contested") if c.id in disputed else c for c in cs]
+            for pid, cs in claims_by_page.items()
+        }
     mentions: dict[str, list[tuple[str, str]]] = {}
     related: dict[str, set[str]] = {}
     for pid, claims in claims_by_page.items():

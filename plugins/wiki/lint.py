@@ -9,7 +9,8 @@ Codes (each a row in ``wiki/reports/lint.md`` with the page and the claim):
 - ``claim-conflict``: one claim id with different texts on two pages, or two active claims about
   the same subject and attribute with different values (:func:`lifelong.facts.compare`), also
   listed in ``wiki/reports/contradictions.md`` with both evidence pointers; a claim below the
-  confidence threshold (one source, or old) is compared too, and such a conflict is "contested"
+  confidence threshold (one source, or old) and a ``contested`` claim are compared too, and such
+  a conflict is "contested"
 - ``claim-missing-evidence``: a claim without evidence
 - ``stale-page`` / ``stale-claim``: newest evidence ≥ ``stale_days`` old (a page whose
   ``updated_at`` is missing or not a date is ``stale-page`` too, with the reason, unless every
@@ -25,16 +26,15 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from lifelong import facts
 from lifelong.markdown import parse_blocks
 from lifelong.text import content_tokens, jaccard
 
 from .compile import NOT_STATED
 from .confidence import ConfidenceRule, Freshness, confidence, freshness, newest_date, parse_day
+from .conflicts import Contradiction, find_contradictions
 from .sources import lines_sha256
 from .vault import Claim, PageFile, normalise_key, slug
 
@@ -65,19 +65,6 @@ class Finding:
 
     def as_json(self) -> dict[str, str]:
         return {"code": self.code, "page": self.page, "claim": self.claim, "message": self.message}
-
-
-@dataclass(frozen=True)
-class Contradiction:
-    page: str
-    left: Claim
-    right: Claim
-    reason: str
-    other_page: str = ""  # the right claim's page when it is on another page
-
-    @property
-    def pages(self) -> str:
-        return f"{self.page} / {self.other_page}" if self.other_page else self.page
 
 
 @dataclass
@@ -256,6 +243,9 @@ def lint_pages(
                         f"newest evidence is {cf.age_days} days old: {c.text[:80]}",
                     )
                 )
+            if c.status == "contested":  # compared, as neither side of its dispute is settled
+                weak.append((p.path, c))
+                continue
             if c.status not in ("active", "rule"):
                 continue
             now_conf = confidence(c.evidence, today, rule) if c.evidence else 0.0
@@ -299,49 +289,6 @@ def lint_pages(
         )
     result.findings.sort(key=lambda f: (f.page, CODES.index(f.code), f.claim, f.message))
     return result
-
-
-def _statement(c: Claim) -> facts.Statement:
-    day = parse_day(c.updated_at)
-    return facts.extract(c.text, now=dt.datetime(day.year, day.month, day.day) if day else None)
-
-
-def find_contradictions(
-    active: list[tuple[str, Claim]], *, bucket_cap: int = 50, weak: set[str] | frozenset[str] = frozenset()
-) -> list[Contradiction]:
-    """Pairs of claims (active ones, and those of ``weak``: below the threshold, often one source
-    each; such a pair is **contested**, neither side settled) about the same subject and attribute
-    with different values
-    (:func:`lifelong.facts.compare`): every pair on one page, and pairs across pages that share a
-    subject stem (a stem shared by more than ``bucket_cap`` claims is too common to name a
-    subject, and is not used to pair them)."""
-    items = [(page, c, _statement(c)) for page, c in active]
-    items = [x for x in items if x[2].values]
-    pairs: set[tuple[int, int]] = set()
-    by_page: dict[str, list[int]] = {}
-    for i, (page, _, _) in enumerate(items):
-        by_page.setdefault(page, []).append(i)
-    df: Counter[str] = Counter(t for _, _, st in items for t in st.subject)
-    buckets: dict[str, list[int]] = {}
-    for i, (_, _, st) in enumerate(items):
-        for t in st.subject:
-            if df[t] <= bucket_cap:
-                buckets.setdefault(t, []).append(i)
-    groups = [*by_page.values(), *buckets.values()]
-    for members in groups:
-        pairs.update((a, b) for k, a in enumerate(members) for b in members[k + 1 :])
-    out = []
-    for a, b in sorted(pairs):
-        (pa, ca, sa), (pb, cb, sb) = items[a], items[b]
-        if not (sa.kinds & sb.kinds or {"date", "weekday"} <= (sa.kinds | sb.kinds)):
-            continue
-        comparison = facts.compare(sa, sb)
-        if comparison.conflicting:
-            reason = comparison.reason
-            if ca.id in weak or cb.id in weak:
-                reason = f"contested (below the confidence threshold: one source each, or old): {reason}"
-            out.append(Contradiction(pa, ca, cb, reason, pb if pb != pa else ""))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------

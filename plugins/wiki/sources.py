@@ -26,7 +26,14 @@ import re
 from dataclasses import dataclass
 
 from lifelong.errors import InputError
-from lifelong.markdown import parse_blocks, split_lines, strip_bookkeeping
+from lifelong.markdown import (
+    contested_mark,
+    line_groups,
+    parse_blocks,
+    split_lines,
+    strip_bookkeeping,
+    title_line,
+)
 from lifelong.workspace import daily_date, find_regions
 
 _ITEM_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
@@ -36,12 +43,13 @@ _ON = re.compile(r"\bon:(\d{4}-\d{2}-\d{2})\b")
 _STICKY = re.compile(r"<!--\s*sticky\s*-->", re.I)
 _RUN_REGION = re.compile(r"^promoted-((\d{4})(\d{2})(\d{2})-\d{6}(?:-[0-9a-z]+)?)$")
 _PROMOTED_HEADING = re.compile(r"^Promoted (\d{4}-\d{2}-\d{2})")
+_QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
 _CITATION = re.compile(r"^(?P<path>[^#\s]+)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 
 
 @dataclass(frozen=True)
 class SourceLine:
-    """One bullet of a source file. ``text`` is cleaned (marker and comments removed);
+    """One statement of a source file (a bullet, or a daily's paragraph line). ``text`` is cleaned (marker and comments removed);
     ``sha256`` is of the raw lines; ``date`` is the daily's date or a promoted item's run date."""
 
     path: str
@@ -57,6 +65,8 @@ class SourceLine:
     run_id: str | None = None  # the dream run that promoted it
     sticky: bool = False
     struck: bool = False  # a MEMORY.md item struck through (``~~…~~``): it no longer holds
+    contested: bool = False  # a MEMORY.md item REM marked ``(contested by …)``: a later note may change it
+    bullet: bool = True  # a list item (a daily's paragraph line is not)
 
     @property
     def lines(self) -> str:
@@ -98,12 +108,29 @@ def _items(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
 
 
 def read_daily(path: str, text: str) -> list[SourceLine]:
-    """The bullets of a daily note (``memory/YYYY-MM-DD.md``)."""
+    """The statements of a daily note (``memory/YYYY-MM-DD.md``): each bullet, and each line of
+    a paragraph or a quote (:func:`lifelong.markdown.line_groups`: a note line is a statement unless
+    it visibly continues the one before; a day's title line is not one), and each body row of a
+    table. Phone notes are written a
+    thought per line with no list marker: read as bullets only, a consolidated fact citing such a
+    line found no line there and its evidence went unchecked."""
     day = daily_date(path)
     lines = split_lines(text)
+    spans: list[tuple[int, int, tuple[str, ...], bool]] = []
+    for b in parse_blocks(text, nested_items=True):
+        if b.kind == "list_item":
+            spans.append((b.start, b.end, b.heading_path, True))
+        elif b.kind in ("paragraph", "blockquote"):
+            body = [_QUOTE.sub("", ln) for ln in lines[b.start - 1 : b.end]]
+            for a, z in line_groups(body):
+                if a == z and (not body[a].strip() or title_line(body[a].strip())):
+                    continue
+                spans.append((b.start + a, b.start + z, b.heading_path, False))
+        elif b.kind == "table":  # each body row (not the header, not the delimiter row)
+            spans += [(n, n, b.heading_path, False) for n in range(b.start + 2, b.end + 1)]
     out = []
-    for start, end, headings in _items(text):
-        cleaned = clean_item(" ".join(lines[start - 1 : end]))
+    for start, end, headings, bullet in spans:
+        cleaned = clean_item(" ".join(_QUOTE.sub("", ln) for ln in lines[start - 1 : end]))
         if not cleaned:
             continue
         heading = next((h for h in reversed(headings) if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", h)), "")
@@ -116,6 +143,7 @@ def read_daily(path: str, text: str) -> list[SourceLine]:
                 lines_sha256(lines, start, end),
                 day.isoformat() if day else None,
                 heading,
+                bullet=bullet,
             )
         )
     return out
@@ -172,6 +200,7 @@ def read_memory(path: str, text: str) -> list[SourceLine]:
                 run_id=run_id,
                 sticky=sticky,
                 struck=cleaned.startswith("~~"),
+                contested=not cleaned.startswith("~~") and contested_mark(raw) is not None,
             )
         )
     return out

@@ -31,7 +31,7 @@ REPORTS_DIR = "reports"
 BODY_REGION = "wiki"
 HUMAN_REGION = "human"
 HUMAN_BLOCK = "<!-- lifelong:human:start -->\n<!-- lifelong:human:end -->\n"
-STATUSES = ("active", "superseded", "retired", "rule")
+STATUSES = ("active", "contested", "superseded", "retired", "rule")
 
 # libyaml when installed (lifelong.workspace.split_frontmatter reads with it too)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
