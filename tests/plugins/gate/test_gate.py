@@ -485,3 +485,18 @@ def test_circuit_breaker_skips_a_model_that_keeps_timing_out(gate_host) -> None:
         recovered = host.before_reply({"id": "s6"}, PITCH)
         assert recovered.status == "ok" and recovered.detail["note_source"] == "model"
         assert recovered.detail["circuit"] == "closed"
+
+
+def test_the_gate_searches_the_notes_and_the_wiki_only_when_configured(gate_host, tmp_path: Path) -> None:
+    """On real notes with a compiled wiki, half the gate's hits were wiki claims and page lines
+    (copies of daily lines, scored on another scale) that pushed the answer out of the note
+    (months 1-9: leads 59 of 142 with the wiki, 63 without). ``corpus: all`` brings them back."""
+    log = tmp_path / "corpora.txt"
+    recorder = search_tool_plugin(
+        tmp_path,
+        "tp_corpus_search",
+        f"open({str(log)!r}, 'a').write(args['corpus'] + ' ')\nreturn {{'results': []}}",
+    )
+    reply(gate_host(builtins=("gate",), extra=[recorder]), PITCH)
+    reply(gate_host(builtins=("gate",), extra=[recorder], gate={"corpus": "all"}), PITCH + " again")
+    assert log.read_text().split() == ["memory", "all"]
