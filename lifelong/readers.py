@@ -461,6 +461,18 @@ def _plain(value: Decimal) -> Decimal:
     return value.quantize(Decimal(1)) if value == value.to_integral_value() else value
 
 
+def digits_for_words(text: str) -> str:
+    """``text`` with its spelled numbers in digits (``text2num``'s ``alpha2digit`` in English,
+    German, Dutch, Italian, Spanish, French and Portuguese; ``text`` as it is without text2num)."""
+    if not text or missing("amounts"):
+        return text
+    try:
+        return _digits_for_words(text)
+    except Exception:  # noqa: BLE001
+        ERRORS["amounts"] += 1
+        return text
+
+
 def _digits_for_words(text: str) -> str:
     """``text`` with its spelled numbers in digits. A number already in digits keeps its
     magnitude word ("2.5 million": alpha2digit alone would write "2.5 1000000"): only the text

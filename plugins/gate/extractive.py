@@ -41,8 +41,10 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+from lifelong import readers
 from lifelong.facts import MONTH_WORDS, WEEKDAYS, restates_with_new_value
 from lifelong.markdown import contested_mark, strip_bookkeeping
 from lifelong.safety import find_instructions
@@ -250,8 +252,13 @@ def identifiers_in(text: str) -> int:
     )
 
 
+# "a day at the daycare", "per month", "each week": a rate, the unit of an amount asked about, not a
+# question about when
+_RATE = re.compile(r"\b(?:a|an|per|each|every)\s+(?:day|week|month|year)\b", re.I)
+
+
 def intents_of(focus: str) -> set[str]:
-    ws = set(words(focus))
+    ws = set(words(_RATE.sub(" ", focus)))
     found = {name for name, cues in INTENT_WORDS.items() if ws & cues}
     if "how" in ws and ws & {"much", "many", "long", "big", "old"}:
         found.add("quantity")
@@ -265,10 +272,17 @@ def intent_strength(intent: str, text: str) -> float:
     if intent == "time":
         return 1.0 if _DATE.search(text) else 0.0
     if intent == "quantity":
-        return 1.0 if _NUMBER.search(text) else 0.0
+        return 1.0 if _NUMBER.search(text) or _spelled_amount(text) else 0.0
     # person / place: a name (a Title-case word past the first, not a month or weekday)
     toks = tokens(text)
     return 1.0 if any(i > 0 and _is_name(t) for i, t in enumerate(toks)) else 0.0
+
+
+@lru_cache(maxsize=4096)
+def _spelled_amount(text: str) -> bool:
+    """A number written in words ("thirty-one pounds fifty", "vingt euros"), read by
+    :func:`lifelong.readers.digits_for_words` (text2num)."""
+    return bool(_NUMBER.search(readers.digits_for_words(text)))
 
 
 def _is_name(token: str) -> bool:

@@ -332,3 +332,23 @@ def test_the_search_first_hit_leads_once_anything_is_relevant() -> None:
     stale = [dict(hits[0], superseded_by="memory/c.md:1:1"), hits[1]]
     note = extractive_note(stale, "what phone number do I ring to get mum?", now=NOW)
     assert note is not None and note.text.startswith("school contact form")
+
+
+def test_a_rate_in_the_question_is_not_a_when_and_a_spelled_amount_is_a_number() -> None:
+    """ "what does a day at the daycare cost": "a day" is the amount's unit, not a question about
+    when, so an older line saying "today" does not outrank the first hit; "thirty-one pounds
+    fifty" answers "how much" as "£31.50" would (text2num)."""
+    from lifelong_plugins.gate.extractive import intent_strength, intents_of
+
+    assert intents_of("how much do we pay a month for the parking space") == {"quantity"}
+    assert "time" in intents_of("which day is the bin collected")
+    assert intent_strength("quantity", "five days at thirty-one pounds fifty") == 1.0
+    assert intent_strength("quantity", "the dog walked nicely") == 0.0
+    hits = [
+        hit(
+            "memory/2026-10-17.md", "Daycare invoice came through, five days at thirty-one pounds fifty", 0.9
+        ),
+        hit("memory/2026-10-06.md", "Biscuit is at the daycare today, twenty-eight pounds a day", 0.9),
+    ]
+    note = extractive_note(hits, "what does a day at the daycare cost me at the moment")
+    assert note is not None and note.text.startswith("Daycare invoice came through")
