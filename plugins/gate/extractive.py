@@ -470,13 +470,17 @@ def extractive_note(
     kept = [hit for hit in hits if not _navigation(hit)]
     units = [u for rank, hit in enumerate(kept) for u in split_units(hit, rank, now)]
     intents = intents_of(focus)
-    scored = lead_with_first_hit(score_units(units, focus, context, intents=intents), units, intents)
+    scored = lead_with_first_hit(score_units(units, focus, context, intents=intents), units, intents, focus)
     return compose(scored, max_chars)
 
 
-def lead_with_first_hit(scored: list[ScoredUnit], units: list[Unit], intents: set[str]) -> list[ScoredUnit]:
+def lead_with_first_hit(
+    scored: list[ScoredUnit], units: list[Unit], intents: set[str], focus: str = ""
+) -> list[ScoredUnit]:
     """``scored`` with the search's first hit leading, once any unit is relevant at all: its best
-    scored unit, else its first unit. The hybrid search ranks by meaning as well as words, so
+    scored unit, else the unit of it sharing the most content words with ``focus`` (the first
+    such unit; its first unit when none shares one: a hit of several lines, "semana: Verdi…" /
+    "call mamá…" / "Puig saved → 655 21 70 48", answers "Sr. Puig's number" with its third). The hybrid search ranks by meaning as well as words, so
     its first hit is the best single guess; word overlap decides whether memory has anything to
     say, which unit of a hit to show, and what follows. A superseded line does not lead, nor one
     that answers the kind of question asked less than the best unit ("what did we decide": the
@@ -489,7 +493,7 @@ def lead_with_first_hit(scored: list[ScoredUnit], units: list[Unit], intents: se
         return scored
     top = scored[0]
     own = [s for s in scored if s.unit.hit_rank == 0]
-    first = own[0].unit if own else next((u for u in units if u.hit_rank == 0), None)
+    first = own[0].unit if own else _closest_unit([u for u in units if u.hit_rank == 0], focus)
     if first is None:
         return scored
 
@@ -501,6 +505,12 @@ def lead_with_first_hit(scored: list[ScoredUnit], units: list[Unit], intents: se
         return scored  # a superseded line, or one that answers the kind of question less, does not lead
     lead = own[0] if own else ScoredUnit(first, top.score, 0.0, answers > 0, identifiers_in(first.text))
     return [lead, *[s for s in scored if s is not lead]]
+
+
+def _closest_unit(units: list[Unit], focus: str) -> Unit | None:
+    """The unit sharing the most content words with ``focus``, the first on a tie (None: no units)."""
+    want = content_stems(focus)
+    return max(units, key=lambda u: len(want & content_stems(u.text)), default=None)
 
 
 def _navigation(hit: dict[str, Any]) -> bool:

@@ -352,3 +352,27 @@ def test_a_rate_in_the_question_is_not_a_when_and_a_spelled_amount_is_a_number()
     ]
     note = extractive_note(hits, "what does a day at the daycare cost me at the moment")
     assert note is not None and note.text.startswith("Daycare invoice came through")
+
+
+def test_a_first_hit_of_several_lines_leads_with_the_line_about_the_question() -> None:
+    """No line of the first hit covers enough of the question to be scored, so it leads with
+    the line of it that shares the most words with the question, not with its first line."""
+    hits = [
+        hit(
+            "memory/2027-03-28.md",
+            "semana: Verdi final push, entrega jue 1/4 → Owen\n× call mamá 976 55 31 20\n"
+            '– Puig saved as "Casero nuevo" → 655 21 70 48',
+            0.8,
+            start=2,
+        ),
+        hit(
+            "memory/2027-03-09.md",
+            "– Puig whatsapp: new number: 655 21 70 48 (the old mobile went to his son)",
+            0.8,
+        ),
+        hit("memory/2027-03-01.md", "– Sr. Puig (casero) tel 612 48 93 07, prefers whatsapp", 0.6, start=3),
+        hit("memory/2027-03-14.md", "• llamar a Puig por la caldera → 655 21 70 48", 0.4),
+        hit("memory/2027-03-22.md", "× transferencia diferencia alquiler 60,00 € → Puig", 0.3),
+    ]
+    note = extractive_note(hits, "what number do I use to reach Sr. Puig")
+    assert note is not None and note.text.startswith('– Puig saved as "Casero nuevo" → 655 21 70 48')
