@@ -480,9 +480,10 @@ def lead_with_first_hit(
     """``scored`` with the search's first hit leading, once any unit is relevant at all: its best
     scored unit, else the unit of it sharing the most content words with ``focus`` (the first
     such unit; its first unit when none shares one: a hit of several lines, "semana: Verdi…" /
-    "call mamá…" / "Puig saved → 655 21 70 48", answers "Sr. Puig's number" with its third). The hybrid search ranks by meaning as well as words, so
-    its first hit is the best single guess; word overlap decides whether memory has anything to
-    say, which unit of a hit to show, and what follows. A superseded line does not lead, nor one
+    "call mamá…" / "Puig saved → 655 21 70 48", answers "Sr. Puig's number" with its third).
+    The hybrid search ranks by meaning as well as words, so its first hit is the best single
+    guess; word overlap decides whether memory has anything to say, which unit of a hit to show,
+    and what follows. A superseded line does not lead, nor one
     that answers the kind of question asked less than the best unit ("what did we decide": the
     line recording the decision). Measured on LoCoMo's 500 gate questions (answer or evidence id
     / evidence session): 0.504 / 0.768 when the scores alone ordered the note, 0.528 / 0.788 with

@@ -93,8 +93,8 @@ class Run:
 def retrieve(
     ctx: PluginContext, query: GateQuery, config: dict[str, Any], scope: str = "shared"
 ) -> Retrieval:
-    """memory_search (corpus ``memory`` by default, source gate) then memory_get for the exact lines of each hit.
-    ``scope`` private (a direct chat that asks for it, ``lifelong.privacy.gate_scope``) lets
+    """memory_search (corpus ``memory`` by default, source gate) then memory_get for the exact
+    lines of each hit. ``scope`` private (a direct chat that asks for it, ``lifelong.privacy.gate_scope``) lets
     private notes in; a group or channel chat never gets them."""
     t0 = time.monotonic()
     args: dict[str, Any] = {

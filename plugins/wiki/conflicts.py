@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from lifelong import facts
 
@@ -30,8 +31,15 @@ class Contradiction:
 
 
 def _statement(c: Claim) -> facts.Statement:
-    day = parse_day(c.updated_at)
-    return facts.extract(c.text, now=dt.datetime(day.year, day.month, day.day) if day else None)
+    return _read(c.text, c.updated_at)
+
+
+@lru_cache(maxsize=16384)
+def _read(text: str, updated_at: str | None) -> facts.Statement:
+    """A claim's statement, read once per process: compile (:func:`contested_ids`) and the lint
+    after it compare the same claims."""
+    day = parse_day(updated_at)
+    return facts.extract(text, now=dt.datetime(day.year, day.month, day.day) if day else None)
 
 
 def find_contradictions(

@@ -49,8 +49,9 @@ _CITATION = re.compile(r"^(?P<path>[^#\s]+)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$
 
 @dataclass(frozen=True)
 class SourceLine:
-    """One statement of a source file (a bullet, or a daily's paragraph line). ``text`` is cleaned (marker and comments removed);
-    ``sha256`` is of the raw lines; ``date`` is the daily's date or a promoted item's run date."""
+    """One statement of a source file (a bullet, or a daily's paragraph line). ``text`` is
+    cleaned (marker and comments removed); ``sha256`` is of the raw lines; ``date`` is the daily's
+    date or a promoted item's run date."""
 
     path: str
     start: int
@@ -108,20 +109,20 @@ def _items(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
 
 
 def read_daily(path: str, text: str) -> list[SourceLine]:
-    """The statements of a daily note (``memory/YYYY-MM-DD.md``): each bullet, and each line of
-    a paragraph or a quote (:func:`lifelong.markdown.line_groups`: a note line is a statement unless
+    """The statements of a daily note (``memory/YYYY-MM-DD.md``): each bullet, each line of a
+    paragraph or a quote (:func:`lifelong.markdown.line_groups`: a note line is a statement unless
     it visibly continues the one before; a day's title line is not one), and each body row of a
-    table. Phone notes are written a
-    thought per line with no list marker: read as bullets only, a consolidated fact citing such a
-    line found no line there and its evidence went unchecked."""
+    table. Phone notes are written a thought per line with no list marker: read as bullets only,
+    a consolidated fact citing such a line found no line there and its evidence went unchecked."""
     day = daily_date(path)
     lines = split_lines(text)
+    unquoted = [_QUOTE.sub("", ln) for ln in lines]
     spans: list[tuple[int, int, tuple[str, ...], bool]] = []
     for b in parse_blocks(text, nested_items=True):
         if b.kind == "list_item":
             spans.append((b.start, b.end, b.heading_path, True))
         elif b.kind in ("paragraph", "blockquote"):
-            body = [_QUOTE.sub("", ln) for ln in lines[b.start - 1 : b.end]]
+            body = unquoted[b.start - 1 : b.end]
             for a, z in line_groups(body):
                 if a == z and (not body[a].strip() or title_line(body[a].strip())):
                     continue
@@ -130,7 +131,7 @@ def read_daily(path: str, text: str) -> list[SourceLine]:
             spans += [(n, n, b.heading_path, False) for n in range(b.start + 2, b.end + 1)]
     out = []
     for start, end, headings, bullet in spans:
-        cleaned = clean_item(" ".join(_QUOTE.sub("", ln) for ln in lines[start - 1 : end]))
+        cleaned = clean_item(" ".join(unquoted[start - 1 : end]))
         if not cleaned:
             continue
         heading = next((h for h in reversed(headings) if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", h)), "")
