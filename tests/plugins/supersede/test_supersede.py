@@ -522,3 +522,36 @@ def test_contradictions_marks_a_write_whose_run_was_rolled_back(sup_host) -> Non
     assert "-> MEMORY.md (rolled back: run night-1)" in after.output
     data = json.loads(runner.invoke(cli, ["--workspace", str(ws.root), "contradictions", "--json"]).output)
     assert data["entries"][-1]["rolled_back"] is True
+
+
+def test_a_newer_value_three_quarters_as_relevant_leads() -> None:
+    """Two notes stating different values of one kind (a fee), the newer found three quarters as
+    relevant as the older (the older repeats more of the question's words): the newer leads,
+    unmarked, and nothing is hidden. At the old band (0.85) the older led; on the written
+    months 1-9 the gate's note then led with the current value for 64 of 142 questions, 70 now."""
+    from lifelong_plugins.supersede.reading import newest_first
+
+    from lifelong.contracts import Candidate
+
+    day = 86_400.0
+    older = Candidate(
+        1,
+        "memory/2027-05-02.md",
+        3,
+        3,
+        "- climbing gym membership is $79 a month",
+        source_date=10 * day,
+        score=1.0,
+    )
+    newer = Candidate(
+        2, "memory/2027-05-20.md", 4, 4, "- gym billing email today: $89", source_date=28 * day, score=0.75
+    )
+    found = [older, newer]
+    newest_first(found, query="how much is my climbing gym membership a month")
+    assert newer.score > older.score
+    assert "earlier_than" not in older.extra and len(found) == 2
+    far = Candidate(
+        3, "memory/2027-05-21.md", 2, 2, "- parking at the gym $3 a day", source_date=29 * day, score=0.6
+    )
+    newest_first([older, far], query="how much is my climbing gym membership a month")
+    assert far.score < older.score  # below the band: the older, much more relevant, stays first
