@@ -18,7 +18,8 @@ a question asked after it (``ask``) and the answer's pattern (``current``): then
 detected (MEMORY.md holds the new value and no item with only the old one left unmarked: struck
 through or marked contested; "replaced" counts the struck ones only), the items struck or marked
 contested that state a current value (a true fact marked), and whether the
-pre-reply gate's note for the question leads with the current value are printed too. The
+pre-reply gate's note for the question leads with the current value are printed too, beside the
+baseline a user would try first in the same run: the search's first result as the note. The
 hand-written months written by helpers who never read the code are in ``evals/heldout/months/``:
 ``python -m evals.written_month evals/heldout/months/*.yaml``. The CLI runs in-process (click's test runner), so the embedding model loads once.
 """
@@ -43,6 +44,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from lifelong.cli import cli  # noqa: E402
 from lifelong.markdown import contested_mark, strip_bookkeeping  # noqa: E402
+from lifelong.text import clip  # noqa: E402
 
 MONTHS = Path(__file__).resolve().parent / "months"
 TIMEZONE = "Europe/Berlin"
@@ -165,10 +167,22 @@ def changes_detected(
     return out
 
 
+NOTE_CHARS = 220  # the gate's note cap (gate.max_summary_chars)
+
+
+def _leads(note: str, current: re.Pattern[str], old: re.Pattern[str] | None) -> bool:
+    """Whether the first value ``note`` states is the current one, not the earlier one."""
+    first_new = current.search(note)
+    first_old = old.search(note) if old else None
+    return bool(first_new) and (first_old is None or first_new.start() <= first_old.start())
+
+
 def gate_leads(runner: CliRunner, root: Path, month: dict[str, Any], when: str) -> dict[str, dict[str, Any]]:
     """For each changing fact with an ``ask``: the pre-reply gate's note for that question at
     ``when``, and whether the first value it states is the current one (``current`` or ``match``)
-    rather than the earlier one (``stale``)."""
+    rather than the earlier one (``stale``); and the same for the baseline a user would try first,
+    the search's first result as the note (``lifelong search``, its snippet clipped to the note's
+    220 characters)."""
     out = {}
     for fid, fact in month["facts"].items():
         if not fact.get("ask"):
@@ -179,10 +193,14 @@ def gate_leads(runner: CliRunner, root: Path, month: dict[str, Any], when: str) 
             json.loads(_lifelong(runner, root, "gate", fact["ask"], "--json", "--now", when)).get("note")
             or ""
         )
-        first_new = current.search(note)
-        first_old = old.search(note) if old else None
-        leads = bool(first_new) and (first_old is None or first_new.start() <= first_old.start())
-        out[fid] = {"leads": leads, "note": note}
+        found = json.loads(_lifelong(runner, root, "search", fact["ask"], "--json", "--now", when))
+        hits = found["results"] if isinstance(found, dict) else found
+        first = clip(str(hits[0].get("snippet") or ""), NOTE_CHARS) if hits else ""
+        out[fid] = {
+            "leads": _leads(note, current, old),
+            "note": note,
+            "first_result_leads": _leads(first, current, old),
+        }
     return out
 
 
@@ -264,7 +282,11 @@ def report(f: dict[str, Any]) -> str:
         )
     if f["gate"]:
         led = [k for k, v in f["gate"].items() if v["leads"]]
-        lines.append(f"  gate leads with the current value: {len(led)} of {len(f['gate'])}")
+        first = sum(v.get("first_result_leads", False) for v in f["gate"].values())
+        lines.append(
+            f"  gate leads with the current value: {len(led)} of {len(f['gate'])}"
+            f" (the search's first result as the note: {first})"
+        )
         for k, v in f["gate"].items():
             if not v["leads"]:
                 lines.append(f"    {k}: {v['note'][:160]!r}")
@@ -317,6 +339,7 @@ def main(argv: list[str] | None = None) -> None:
         replaced = sum(v for f in results for v in f["replaced"].values())
         marks = {k: sum(f["marks"][k] for f in results) for k in results[0]["marks"]}
         gate = [v["leads"] for f in results for v in f["gate"].values()]
+        first = sum(v.get("first_result_leads", False) for f in results for v in f["gate"].values())
         print(
             f"all: {sum(f['facts_promoted'] for f in results)} of {facts} facts promoted"
             + (
@@ -326,7 +349,12 @@ def main(argv: list[str] | None = None) -> None:
             )
             + f"; items struck {marks['struck']} ({marks['struck_true']} true), contested"
             f" {marks['contested']} ({marks['contested_true']} true)"
-            + (f"; gate leads with the current value {sum(gate)} of {len(gate)}" if gate else "")
+            + (
+                f"; gate leads with the current value {sum(gate)} of {len(gate)}"
+                f" (the search's first result as the note: {first})"
+                if gate
+                else ""
+            )
         )
 
 

@@ -63,3 +63,29 @@ def test_each_fact_is_stated_on_three_days_and_searched_later(path) -> None:
             chit = [w for w in month["chitchat"] if w in line.lower()]
             facts = [f for f, v in month["facts"].items() if re.search(v["match"], line, re.IGNORECASE)]
             assert not (chit and facts), line
+
+
+def test_gate_leads_scores_the_search_first_result_beside_the_gate(tmp_path) -> None:
+    """The baseline a user would try first, in the same run: the search's first result as the
+    note. Both are judged by the same test (the current value stated before the earlier one)."""
+    from click.testing import CliRunner
+
+    from evals.written_month import _lifelong, gate_leads
+
+    root = tmp_path / "ws"
+    runner = CliRunner()
+    _lifelong(runner, root, "init", str(root))
+    (root / "memory" / "2026-03-02.md").write_text("# 2026-03-02\n\n- Swim class is on Tuesdays at 16:30.\n")
+    (root / "memory" / "2026-03-20.md").write_text(
+        "# 2026-03-20\n\n- Swim class moved to Thursdays at 15:45.\n"
+    )
+    month = {
+        "facts": {
+            "swim": {"match": "thursday", "stale": "tuesday", "ask": "which day is the swim class now"},
+            "quiet": {"match": "nothing"},
+        }
+    }
+    out = gate_leads(runner, root, month, "2026-03-25T12:00")
+    assert set(out) == {"swim"}
+    assert out["swim"]["first_result_leads"] is True and out["swim"]["leads"] is True
+    assert "Thursdays" in out["swim"]["note"]
