@@ -3,7 +3,9 @@ through the real flush plugin (offline: capture and the cache tier, no model), t
 looked up with a question that shares few words with it.
 
 ``python -m evals.flush_sessions [--sessions 12] [--seed 7] [--embedding local|none] [--json FILE]``
-``python -m evals.flush_sessions --heldout [FILE]`` (hand-written sessions, one shared workspace)
+``python -m evals.flush_sessions --heldout [FILE]`` (hand-written sessions, one shared workspace;
+beside it, in the same run, the baseline a user would try first: no flush, each session's whole
+transcript kept as one note and searched the same way)
 
 Each session is 40-110 messages of task talk (debugging, planning, writing), acknowledgements and
 emoji, with 2-4 planted details stated once, in passing, in varied words ("btw", "oh and", "before I
@@ -256,6 +258,32 @@ def holds(pattern: re.Pattern[str], snippet: str) -> bool:
 _REPLY_CONTEXT = re.compile(r"^\(re: .*?\) ", re.M)
 
 
+def transcript_baseline(data: dict, details: list[dict], root: Path, embedding: str) -> int:
+    """What a user would try first: no flush at all, each session's whole transcript (both roles,
+    a line per message) kept as one note and searched the same way, a month later. How many of
+    ``details`` (each with its ``day``) a top-5 result holds."""
+    init_workspace(root, timezone=TZ)
+    (root / "lifelong.yaml").write_text(f"timezone: {TZ}\nembedding: {{provider: {embedding}}}\n", "utf-8")
+    folder = root / "memory" / "transcripts"
+    folder.mkdir(parents=True)
+    for n, session in enumerate(data["sessions"]):
+        day = dt.date(2026, 5, 4) + dt.timedelta(days=n)
+        lines = [f"# Session {session['id']}, {day.isoformat()}", ""]
+        lines += [f"- {m['role']}: {' '.join(m['text'].split())}" for m in session["messages"]]
+        (folder / f"{day.isoformat()}-{session['id']}.md").write_text("\n".join(lines) + "\n", "utf-8")
+    host = Host(Workspace(root))
+    found = 0
+    for d in details:
+        with clock.pinned(d["day"] + dt.timedelta(days=30)):
+            results = host.call_tool(
+                "memory_search", {"query": d["question"], "max_results": 5, "min_score": 0}
+            ).get("results", [])
+        pattern = re.compile(d["match"], re.I | re.M)
+        found += any(holds(pattern, r["snippet"]) for r in results)
+    host.close()
+    return found
+
+
 def run_heldout(path: Path, embedding: str) -> dict:
     """The sessions of a hand-written file (``evals/heldout/flush_sessions.yaml``), all compacted in
     one workspace, as one agent's sessions are: each detail asked a month later (found when a top-5
@@ -307,12 +335,14 @@ def run_heldout(path: Path, embedding: str) -> dict:
         pattern = re.compile(d["match"], re.I | re.M)
         d["found"] = any(holds(pattern, r["snippet"]) for r in found.get("results", []))
     host.close()
+    transcript_found = transcript_baseline(data, details, base / "transcripts", embedding)
     return {
         "file": path.name,
         "embedding": embedding,
         "sessions": len(data["sessions"]),
         "details": len(details),
         "findable": sum(d["found"] for d in details) / len(details),
+        "transcript_findable": transcript_found / len(details),
         "evicted_not_noted": expected,
         "restorable": restored_exact / expected if expected else 1.0,
         "missed": [{"question": d["question"], "session": d["session"]} for d in details if not d["found"]],
@@ -343,6 +373,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"{h['file']}: {h['sessions']} sessions in one workspace, {h['details']} details (search: {h['embedding']}):\n"
             f"  findable by memory_search (top 5 holds the value): {h['findable']:.3f}   [target >= 0.95]\n"
+            f"  baseline, no flush, each whole transcript kept as one note: {h['transcript_findable']:.3f}\n"
             f"  evicted messages not noted, restored byte for byte from their session: "
             f"{h['restorable']:.3f} of {h['evicted_not_noted']}   [target 1.0]\n"
             f"  {h['elapsed_s']} s"
