@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
@@ -32,6 +33,21 @@ CACHE_PRAGMA = "PRAGMA cache_size = -65536"
 MIGRATED_TABLE = "_lifelong_migrated"
 
 
+def _wal(conn: Any, wait_s: float = 30.0) -> None:
+    """Put a file database in WAL mode. Two processes opening a new index at the same moment both
+    ask for it; SQLite then answers one of them "database is locked" at once, without waiting
+    (the busy timeout does not cover this, to avoid a deadlock), so that one retries."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlean.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 class Store:
     """One open index database."""
 
@@ -42,7 +58,7 @@ class Store:
         self.conn = sqlean.connect(str(path), check_same_thread=False, timeout=30.0)
         self.conn.execute("PRAGMA busy_timeout = 30000")
         if self.path is not None:
-            self.conn.execute("PRAGMA journal_mode = WAL")
+            _wal(self.conn)
         self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute(CACHE_PRAGMA)
         self.conn.execute("PRAGMA foreign_keys = ON")
