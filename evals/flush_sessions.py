@@ -258,6 +258,17 @@ def holds(pattern: re.Pattern[str], snippet: str) -> bool:
 _REPLY_CONTEXT = re.compile(r"^\(re: .*?\) ", re.M)
 
 
+def found_a_month_later(host: Host, detail: dict) -> bool:
+    """Whether ``memory_search``'s top 5 for a hand-written detail's question, asked 30 days after
+    its session's ``day``, holds the detail's value (its ``match``)."""
+    with clock.pinned(detail["day"] + dt.timedelta(days=30)):
+        results = host.call_tool(
+            "memory_search", {"query": detail["question"], "max_results": 5, "min_score": 0}
+        ).get("results", [])
+    pattern = re.compile(detail["match"], re.I | re.M)
+    return any(holds(pattern, r["snippet"]) for r in results)
+
+
 def transcript_baseline(data: dict, details: list[dict], root: Path, embedding: str) -> int:
     """What a user would try first: no flush at all, each session's whole transcript (both roles,
     a line per message) kept as one note and searched the same way, a month later. How many of
@@ -272,14 +283,7 @@ def transcript_baseline(data: dict, details: list[dict], root: Path, embedding: 
         lines += [f"- {m['role']}: {' '.join(m['text'].split())}" for m in session["messages"]]
         (folder / f"{day.isoformat()}-{session['id']}.md").write_text("\n".join(lines) + "\n", "utf-8")
     host = Host(Workspace(root))
-    found = 0
-    for d in details:
-        with clock.pinned(d["day"] + dt.timedelta(days=30)):
-            results = host.call_tool(
-                "memory_search", {"query": d["question"], "max_results": 5, "min_score": 0}
-            ).get("results", [])
-        pattern = re.compile(d["match"], re.I | re.M)
-        found += any(holds(pattern, r["snippet"]) for r in results)
+    found = sum(found_a_month_later(host, d) for d in details)
     host.close()
     return found
 
@@ -328,12 +332,7 @@ def run_heldout(path: Path, embedding: str) -> dict:
         for d in session["details"]:
             details.append({**d, "session": sid, "day": start})
     for d in details:
-        with clock.pinned(d["day"] + dt.timedelta(days=30)):
-            found = host.call_tool(
-                "memory_search", {"query": d["question"], "max_results": 5, "min_score": 0}
-            )
-        pattern = re.compile(d["match"], re.I | re.M)
-        d["found"] = any(holds(pattern, r["snippet"]) for r in found.get("results", []))
+        d["found"] = found_a_month_later(host, d)
     host.close()
     transcript_found = transcript_baseline(data, details, base / "transcripts", embedding)
     return {
