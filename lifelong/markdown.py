@@ -94,6 +94,21 @@ def strip_bookkeeping(text: str) -> str:
     return _SUPERSEDED_BY.sub("", _CLAIM_ID.sub("", _CLAIM_TRAILER.sub("", text)))
 
 
+_CITED_DAILY = re.compile(r"memory/(?:[\w-]+/)*?(\d{4}-\d{2}-\d{2})[\w-]*\.md")
+_PROMOTED_ON = re.compile(r"\bon:(\d{4}-\d{2}-\d{2})")
+
+
+def stated_date(line: str) -> str | None:
+    """When a line of an undated file (MEMORY.md, the wiki) was stated, as ``YYYY-MM-DD``: the
+    newest daily it cites (a MEMORY.md item's ``src:``, a wiki claim's evidence), else the day it
+    was promoted (``on:``); None when it carries neither (a line a person wrote there)."""
+    days = _CITED_DAILY.findall(line)
+    if days:
+        return str(max(days))
+    m = _PROMOTED_ON.search(line)
+    return m.group(1) if m else None
+
+
 def estimate_tokens(text: str) -> int:
     """A cheap token estimate: about four characters per token (at least one per word), and one
     per character of Chinese, Japanese or Korean text, which a subword tokenizer splits finely."""

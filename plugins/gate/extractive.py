@@ -46,7 +46,7 @@ from typing import Any
 
 from lifelong import readers
 from lifelong.facts import MONTH_WORDS, WEEKDAYS, restates_with_new_value
-from lifelong.markdown import contested_mark, strip_bookkeeping
+from lifelong.markdown import contested_mark, stated_date, strip_bookkeeping
 from lifelong.safety import find_instructions
 from lifelong.text import CHATTER, QUESTION_WORDS, STOPWORDS, stem, tokens, words
 
@@ -221,20 +221,6 @@ def split_units(hit: dict[str, Any], rank: int, now: dt.datetime | None) -> list
                 )
             )
     return units
-
-
-_DAILY_DATE = re.compile(r"memory/(?:[\w-]+/)*?(\d{4}-\d{2}-\d{2})[\w-]*\.md")
-_ON_DATE = re.compile(r"\bon:(\d{4}-\d{2}-\d{2})")
-
-
-def stated_date(line: str) -> str | None:
-    """When a line of an undated file was stated: the newest daily it cites (a MEMORY.md item's
-    ``src:``, a wiki claim's evidence), else the day it was promoted (``on:``)."""
-    days = _DAILY_DATE.findall(line)
-    if days:
-        return max(days)
-    m = _ON_DATE.search(line)
-    return m.group(1) if m else None
 
 
 def identifiers_in(text: str) -> int:

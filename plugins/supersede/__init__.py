@@ -71,7 +71,7 @@ def retrieval_post(ctx: PluginContext, request: SearchRequest, candidates: list[
                 embedder = ctx.embedder
             except Exception:  # a misconfigured provider: the rules alone
                 embedder = None
-        reading.newest_first(candidates, query=request.query, embedder=embedder)
+        reading.newest_first(candidates, query=request.query, embedder=embedder, tz=ctx.workspace.timezone)
     reading.filter_candidates(ctx, request, candidates)
 
 

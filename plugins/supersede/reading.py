@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from lifelong.contracts import Candidate, FileChanges, PluginContext, SearchRequest
 from lifelong.facts import differing_values, restates_with_new_value, typed_values
+from lifelong.markdown import stated_date, strip_bookkeeping
 from lifelong.update_model import LIKELY, update_probabilities
 
 from . import ledger
@@ -80,11 +81,28 @@ def names_value(asked: str, text: str) -> bool:
     )
 
 
+def stated_at(c: Candidate, tz: dt.tzinfo) -> float | None:
+    """When a candidate's statement was made: its daily's day; for a line of MEMORY.md or the wiki
+    (undated files), the newest daily it cites (:func:`lifelong.markdown.stated_date`), so a
+    promoted "650 kr/bal" is compared with the later daily line that changes it; None for a line a
+    person wrote there, or a result of several lines."""
+    if c.source_date is not None and not c.evergreen:
+        return c.source_date
+    if not c.evergreen or "\n" in c.text.strip():
+        return None
+    day = stated_date(c.text)
+    if day is None:
+        return None
+    y, m, d = (int(p) for p in day.split("-"))
+    return dt.datetime(y, m, d, tzinfo=tz).timestamp()
+
+
 def newest_first(
     candidates: list[Candidate],
     pool: int = NEWEST_FIRST_POOL,
     query: str = "",
     embedder: Embedder | None = None,
+    tz: dt.tzinfo = dt.UTC,
 ) -> None:
     """Of two candidates from different days where the newer replaces what the older states
     (:func:`lifelong.facts.restates_with_new_value`, or the learned reader
@@ -94,30 +112,35 @@ def newest_first(
     ``extra["earlier_than"]`` on the older. Nothing is hidden: both stay visible, newest first,
     with their dates. In place."""
     asked = re.sub(r"[\W_]", "", query.lower())  # the question, as a value is compared
-    best = sorted(
-        (c for c in candidates if c.source_date is not None and not c.evergreen),
-        key=lambda c: c.score,
-        reverse=True,
-    )[:pool]
+    when = {id(c): stated_at(c, tz) for c in candidates}
+    said = {id(c): strip_bookkeeping(c.text) for c in candidates}  # a copy's trailer is no value
+
+    def at(c: Candidate) -> float:
+        return when[id(c)] or 0.0
+
+    best = sorted((c for c in candidates if when[id(c)] is not None), key=lambda c: c.score, reverse=True)[
+        :pool
+    ]
     dated = [
         (older, newer)
-        for older in sorted(best, key=lambda c: c.source_date or 0.0)
+        for older in sorted(best, key=at)
         for newer in best
-        if newer is not older and (newer.source_date or 0.0) > (older.source_date or 0.0)
+        if newer is not older and at(newer) > at(older)
     ]
     # the learned reader embeds each text it reads (~10 ms a line): only the best LEARNED_POOL
     learned_pool = {id(c) for c in best[:LEARNED_POOL]}
-    read = [(o.text, n.text) for o, n in dated if id(o) in learned_pool and id(n) in learned_pool]
+    read = [(said[id(o)], said[id(n)]) for o, n in dated if id(o) in learned_pool and id(n) in learned_pool]
     learned = update_probabilities(embedder, read) if read else None
     for older, newer in dated:
-        if "earlier_than" in older.extra or names_value(asked, older.text):
+        old_text, new_text = said[id(older)], said[id(newer)]
+        if "earlier_than" in older.extra or names_value(asked, old_text):
             continue  # the question names the older line's value ("ERR_LOCK_77"): it is what is asked
         if not (
-            restates_with_new_value(older.text, newer.text)
-            or (learned is not None and learned.get((older.text, newer.text), 0.0) >= LIKELY)
+            restates_with_new_value(old_text, new_text)
+            or (learned is not None and learned.get((old_text, new_text), 0.0) >= LIKELY)
         ):
             continue
-        day = dt.datetime.fromtimestamp(newer.source_date or 0.0, dt.UTC).date().isoformat()
+        day = dt.datetime.fromtimestamp(at(newer), dt.UTC).date().isoformat()
         older.extra = {**older.extra, "earlier_than": {"citation": newer.citation, "date": day}}
         newer.extra = {**newer.extra, "replaces": {"citation": older.citation}}
         if newer.score <= older.score:
@@ -127,15 +150,15 @@ def newest_first(
     # a time, a phone number) and naming nobody different: the newer first, unmarked (both may be
     # true; if one replaced the other, the newer is the one that holds) — what a person reading
     # their notes does first, the newest matching line
-    for older in sorted(best, key=lambda c: c.source_date or 0.0):
+    for older in sorted(best, key=at):
         for newer in best:
-            if newer is older or (newer.source_date or 0.0) <= (older.source_date or 0.0):
+            if newer is older or at(newer) <= at(older):
                 continue
             if newer.score > older.score or newer.score < RECENCY_BAND * older.score:
                 continue
-            if not differing_values(older.text, newer.text):
+            if not differing_values(said[id(older)], said[id(newer)]):
                 continue
-            if names_value(asked, older.text):
+            if names_value(asked, said[id(older)]):
                 continue  # the question names the older line's value ("ERR_LOCK_77"): it stays first
             newer.score = older.score + 1e-6
             newer.hybrid = max(newer.hybrid, older.hybrid)

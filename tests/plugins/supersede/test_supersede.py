@@ -555,3 +555,39 @@ def test_a_newer_value_three_quarters_as_relevant_leads() -> None:
     )
     newest_first([older, far], query="how much is my climbing gym membership a month")
     assert far.score < older.score  # below the band: the older, much more relevant, stays first
+
+
+def test_a_daily_line_that_changes_a_promoted_memory_item_ranks_above_it(sup_host) -> None:
+    """MEMORY.md is undated, so its promoted items were never compared with the dailies: the
+    promoted "650 kr a bale" led a search for the price, above the later daily line that raised it
+    (on the written months 1-9 the search's first result led with the current value for 65 of 142
+    questions, 72 with this). A promoted item is dated by the newest daily it cites (``src:``)."""
+    item = (
+        "- Bought 6 silage bales from Bertil at 650 kr per bale, he sends the invoice."
+        " <!-- key:a51369a88f54 src:memory/2026-03-06.md#L3-L3 on:2026-03-09 -->"
+    )
+    host = sup_host(
+        files={
+            "MEMORY.md": f"# MEMORY\n\n## Farm\n{item}\n",
+            "memory/2026-03-06.md": "# 2026-03-06\n\n- Bought 6 silage bales from Bertil at 650 kr per bale\n",
+            "memory/2026-03-21.md": "# 2026-03-21\n\n- new price from today: 720 kr per silage bale\n",
+        },
+        mode="warn",
+    )
+    with clock.pinned(at(25)):
+        host.call_tool("memory_index", {})
+    found = search(host, "what does Bertil charge per silage bale", 25)
+    paths = [r["path"] for r in found]
+    assert paths.index("memory/2026-03-21.md") < paths.index("MEMORY.md"), found
+    assert "MEMORY.md" in paths  # nothing is hidden: the promoted item is still shown
+    # a line a person wrote into MEMORY.md (no src:, no on:) has no date: it is not compared
+    host2 = sup_host(
+        files={
+            "MEMORY.md": "# MEMORY\n\n## Farm\n- Bought 6 silage bales from Bertil at 650 kr per bale\n",
+            "memory/2026-03-21.md": "# 2026-03-21\n\n- new price from today: 720 kr per silage bale\n",
+        },
+        mode="warn",
+    )
+    with clock.pinned(at(25)):
+        host2.call_tool("memory_index", {})
+    assert search(host2, "what does Bertil charge per silage bale", 25)[0]["path"] == "MEMORY.md"
