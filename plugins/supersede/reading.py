@@ -67,8 +67,12 @@ LEARNED_POOL = 4  # how many of those the learned update reader also reads (it e
 # 64 -> 70 of 142 (months 1-9, facts promoted 144 -> 149) and 41 -> 43 of 112 (months-10 to -16;
 # months-16, never tuned on, unchanged); update pairs' "leads new" 0.567 -> 0.575 (set 7), 0.618
 # -> 0.647 (set 8), unchanged on sets 9 and 10; LoCoMo and BEAM unchanged. 0.5 lost on
-# months-10 to -13 and -15 (gate alone rerun)
-RECENCY_BAND = 0.7
+# months-10 to -13 and -15 (gate alone rerun). 0.7 -> 0.6, once promoted MEMORY.md items took part
+# (full runs): months 1-9 gate 71 -> 74 of 142, the search's first result 72 -> 73, facts 149 ->
+# 152, changes 73 -> 74; held-out months 10-20 gate 72 -> 72 of 176, first result 85 -> 88, facts
+# 120 -> 126, changes 51 -> 52 (items stating only an old value, unmarked, 70 -> 74); pairs-13
+# "leads new" 0.617 -> 0.625; LoCoMo's gate and BEAM unchanged
+RECENCY_BAND = 0.6
 
 
 def names_value(asked: str, text: str) -> bool:

@@ -551,10 +551,23 @@ def test_a_newer_value_three_quarters_as_relevant_leads() -> None:
     assert newer.score > older.score
     assert "earlier_than" not in older.extra and len(found) == 2
     far = Candidate(
-        3, "memory/2027-05-21.md", 2, 2, "- parking at the gym $3 a day", source_date=29 * day, score=0.6
+        3, "memory/2027-05-21.md", 2, 2, "- parking at the gym $3 a day", source_date=29 * day, score=0.5
     )
     newest_first([older, far], query="how much is my climbing gym membership a month")
     assert far.score < older.score  # below the band: the older, much more relevant, stays first
+    # at 0.65 of the older's score the newer leads since the band is 0.6 (it was 0.7: months 1-9
+    # gate 71 -> 74 of 142, held-out months 10-20 the first result 85 -> 88 of 176)
+    mid = Candidate(
+        4,
+        "memory/2027-05-22.md",
+        5,
+        5,
+        "- gym billing email: $92 from June",
+        source_date=30 * day,
+        score=0.65,
+    )
+    newest_first([older, mid], query="how much is my climbing gym membership a month")
+    assert mid.score > older.score
 
 
 def test_a_daily_line_that_changes_a_promoted_memory_item_ranks_above_it(sup_host) -> None:
