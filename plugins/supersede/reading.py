@@ -144,7 +144,7 @@ def newest_first(
             or (learned is not None and learned.get((old_text, new_text), 0.0) >= LIKELY)
         ):
             continue
-        day = dt.datetime.fromtimestamp(at(newer), dt.UTC).date().isoformat()
+        day = dt.datetime.fromtimestamp(at(newer), tz).date().isoformat()  # the day in the workspace
         older.extra = {**older.extra, "earlier_than": {"citation": newer.citation, "date": day}}
         newer.extra = {**newer.extra, "replaces": {"citation": older.citation}}
         if newer.score <= older.score:

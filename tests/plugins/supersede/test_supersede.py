@@ -604,3 +604,28 @@ def test_a_daily_line_that_changes_a_promoted_memory_item_ranks_above_it(sup_hos
     with clock.pinned(at(25)):
         host2.call_tool("memory_index", {})
     assert search(host2, "what does Bertil charge per silage bale", 25)[0]["path"] == "MEMORY.md"
+
+
+def test_the_day_a_line_was_replaced_is_the_newer_daily_s_own_day() -> None:
+    """A daily's lines are dated at midnight in the workspace's zone; east of UTC that instant falls
+    on the day before in UTC, and ``earlier_than`` named the day before the correction."""
+    from zoneinfo import ZoneInfo
+
+    from lifelong_plugins.supersede.reading import newest_first
+
+    from lifelong.contracts import Candidate
+
+    berlin = ZoneInfo("Europe/Berlin")
+
+    def midnight(day: int) -> float:
+        return dt.datetime(2026, 3, day, tzinfo=berlin).timestamp()
+
+    older = Candidate(
+        1, "memory/2026-03-02.md", 3, 3, "- the wifi password is tulip-44", source_date=midnight(2)
+    )
+    newer = Candidate(
+        2, "memory/2026-03-09.md", 3, 3, "- the wifi password is now maple-19", source_date=midnight(9)
+    )
+    older.score, newer.score = 1.0, 0.9
+    newest_first([older, newer], query="what is the wifi password", tz=berlin)
+    assert older.extra["earlier_than"] == {"citation": newer.citation, "date": "2026-03-09"}
