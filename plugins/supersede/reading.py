@@ -94,11 +94,11 @@ def stated_at(c: Candidate, tz: dt.tzinfo) -> float | None:
         return c.source_date
     if not c.evergreen or "\n" in c.text.strip():
         return None
-    day = stated_date(c.text)
-    if day is None:
+    try:
+        day = dt.date.fromisoformat(stated_date(c.text) or "")
+    except ValueError:  # none cited, or a hand-edited "src:memory/2026-13-40.md"
         return None
-    y, m, d = (int(p) for p in day.split("-"))
-    return dt.datetime(y, m, d, tzinfo=tz).timestamp()
+    return dt.datetime.combine(day, dt.time(), tz).timestamp()
 
 
 def newest_first(
@@ -117,7 +117,6 @@ def newest_first(
     with their dates. In place."""
     asked = re.sub(r"[\W_]", "", query.lower())  # the question, as a value is compared
     when = {id(c): stated_at(c, tz) for c in candidates}
-    said = {id(c): strip_bookkeeping(c.text) for c in candidates}  # a copy's trailer is no value
 
     def at(c: Candidate) -> float:
         return when[id(c)] or 0.0
@@ -125,6 +124,7 @@ def newest_first(
     best = sorted((c for c in candidates if when[id(c)] is not None), key=lambda c: c.score, reverse=True)[
         :pool
     ]
+    said = {id(c): strip_bookkeeping(c.text) for c in best}  # a copy's trailer is no value
     dated = [
         (older, newer)
         for older in sorted(best, key=at)
