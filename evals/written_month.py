@@ -3,7 +3,7 @@ new user would: ``lifelong init``, each day's note written in the evening, one `
 --now`` per query, one ``lifelong dream --now`` each night at 03:00.
 
     python -m evals.written_month [evals/months/written-1.yaml ...] [--json] [--verbose] [--keep DIR]
-        [--dreaming KEY=VALUE ...]
+        [--dreaming KEY=VALUE ...] [--why]
 
 The persona months of ``evals/bench_dream.py`` come from one generator, whose templates the
 nightly job was tuned against. A hand-written month has its own people, formats (prose, headings,
@@ -31,6 +31,7 @@ import datetime as dt
 import json
 import os
 import re
+import sqlite3
 import tempfile
 import time
 from pathlib import Path
@@ -167,6 +168,61 @@ def changes_detected(
     return out
 
 
+def why_missed(month: dict[str, Any], root: Path, missed: list[str]) -> dict[str, Any]:
+    """For each fact not promoted, what the dreaming tables hold about it: the candidates (note
+    lines) whose text states it (its ``match``: a changed fact's new value), with their status
+    and the searches credited to each; and whether those searches, pooled over all its wordings,
+    pass the deep phase's count gates (3 recalls, 3 distinct queries, 2 days after it was first
+    written: the defaults). ``pooled`` facts would be promoted if their wordings were read as one
+    fact; ``too_few`` are not looked up often enough (or not credited) even pooled. Read the
+    output of held-out months and they are tuned on."""
+    db = sqlite3.connect(root / ".lifelong" / "index.sqlite")
+    try:
+        cands = db.execute("SELECT key, text, status, status_reason FROM dream_candidates").fetchall()
+        signals = db.execute("SELECT key, event_id, query_hash, day FROM dream_signals").fetchall()
+        written = db.execute("SELECT key, day FROM dream_occurrences").fetchall()
+    finally:
+        db.close()
+    by_key: dict[str, list[tuple[int, str, str]]] = {}
+    for key, event, qhash, day in signals:
+        by_key.setdefault(key, []).append((event, qhash, day))
+    days: dict[str, set[str]] = {}
+    for key, day in written:
+        days.setdefault(key, set()).add(day)
+    facts = month["facts"]
+    out: dict[str, Any] = {"facts": {}, "no_candidate": 0, "pooled": 0, "too_few": 0}
+    for fid in missed:
+        rx = re.compile(facts[fid]["match"], re.IGNORECASE)
+        hits = [c for c in cands if rx.search(c[1])]
+        recalls = [r for c in hits for r in by_key.get(c[0], [])]
+        first = min((d for c in hits for d in days.get(c[0], ())), default=None)
+        later = {d for _, _, d in recalls if first is None or d > first}
+        events, queries = {e for e, _, _ in recalls}, {q for _, q, _ in recalls}
+        verdict = (
+            "no candidate"
+            if not hits
+            else "pooled"
+            if len(events) >= 3 and len(queries) >= 3 and len(later) >= 2
+            else "too few"
+        )
+        out[verdict.replace(" ", "_")] += 1
+        out["facts"][fid] = {
+            "verdict": verdict,
+            "pooled": {"recalls": len(events), "queries": len(queries), "later_days": len(later)},
+            "candidates": [
+                {
+                    "status": status,
+                    "reason": reason,
+                    "recalls": len(by_key.get(key, [])),
+                    "queries": len({q for _, q, _ in by_key.get(key, [])}),
+                    "text": clip(text, 120),
+                }
+                for key, text, status, reason in hits
+            ],
+        }
+    return out
+
+
 NOTE_CHARS = 220  # the gate's note cap (gate.max_summary_chars)
 
 
@@ -205,10 +261,15 @@ def gate_leads(runner: CliRunner, root: Path, month: dict[str, Any], when: str) 
 
 
 def run_month(
-    path: Path, root: Path, echo: Any = None, dreaming: dict[str, Any] | None = None
+    path: Path,
+    root: Path,
+    echo: Any = None,
+    dreaming: dict[str, Any] | None = None,
+    why: bool = False,
 ) -> dict[str, Any]:
     """One month through the CLI in a fresh workspace at ``root``; ``dreaming`` overrides settings
-    of the dreaming plugin (``plugins.dreaming`` in lifelong.yaml)."""
+    of the dreaming plugin (``plugins.dreaming`` in lifelong.yaml); ``why`` adds
+    :func:`why_missed` for the facts not promoted."""
     month = yaml.safe_load(path.read_text("utf-8"))
     runner = CliRunner()
     _lifelong(runner, root, "init", str(root))
@@ -250,6 +311,8 @@ def run_month(
         gate=gate_leads(runner, root, month, f"{last.isoformat()}T12:00"),
         seconds=round(time.monotonic() - started, 1),
     )
+    if why:
+        figures["why_missed"] = why_missed(month, root, figures["missed"])
     return figures
 
 
@@ -294,6 +357,14 @@ def report(f: dict[str, Any]) -> str:
         lines.append(f"  missed: {', '.join(f['missed'])}")
     for w in f["wrong"]:
         lines.append(f"  not one fact: {w['text']!r} (matches {w['facts'] or 'none'})")
+    for fid, why in (f.get("why_missed") or {}).get("facts", {}).items():
+        p = why["pooled"]
+        lines.append(
+            f"  why not {fid}: {why['verdict']} (pooled: {p['recalls']} recalls, {p['queries']} queries,"
+            f" {p['later_days']} later days)"
+        )
+        for c in why["candidates"]:
+            lines.append(f"    [{c['status']}] {c['recalls']} recalls, {c['queries']} queries: {c['text']!r}")
     return "\n".join(lines)
 
 
@@ -312,6 +383,12 @@ def main(argv: list[str] | None = None) -> None:
         metavar="KEY=VALUE",
         help="Set a dreaming setting for every month (VALUE read as YAML), e.g. --dreaming min_score=0.75.",
     )
+    ap.add_argument(
+        "--why",
+        action="store_true",
+        help="For each fact not promoted: its candidates, the searches credited to each, and whether"
+        " they pass the count gates pooled over its wordings (reading this for held-out months tunes on them).",
+    )
     args = ap.parse_args(argv)
     overrides = {}
     for item in args.dreaming:
@@ -324,10 +401,10 @@ def main(argv: list[str] | None = None) -> None:
     for path in paths:
         echo = print if args.verbose else None
         if args.keep:
-            f = run_month(path, args.keep / path.stem, echo=echo, dreaming=overrides)
+            f = run_month(path, args.keep / path.stem, echo=echo, dreaming=overrides, why=args.why)
         else:
             with tempfile.TemporaryDirectory(prefix="written-month-") as tmp:
-                f = run_month(path, Path(tmp) / "ws", echo=echo, dreaming=overrides)
+                f = run_month(path, Path(tmp) / "ws", echo=echo, dreaming=overrides, why=args.why)
         results.append(f)
         if not args.json:
             print(report(f), flush=True)
@@ -356,6 +433,13 @@ def main(argv: list[str] | None = None) -> None:
                 else ""
             )
         )
+        if args.why:
+            why = [f["why_missed"] for f in results]
+            print(
+                f"facts not promoted: {sum(w['pooled'] for w in why)} pass the count gates pooled over"
+                f" their wordings, {sum(w['too_few'] for w in why)} too few recalls even pooled,"
+                f" {sum(w['no_candidate'] for w in why)} no candidate states them"
+            )
 
 
 if __name__ == "__main__":

@@ -89,3 +89,38 @@ def test_gate_leads_scores_the_search_first_result_beside_the_gate(tmp_path) -> 
     assert set(out) == {"swim"}
     assert out["swim"]["first_result_leads"] is True and out["swim"]["leads"] is True
     assert "Thursdays" in out["swim"]["note"]
+
+
+def test_why_missed_tells_a_fact_looked_up_too_rarely_from_one_no_line_states(tmp_path) -> None:
+    """``--why``: a fact not promoted is either stated by candidates whose credited searches,
+    pooled, pass the deep phase's count gates (its wordings were not read as one fact), or is not
+    looked up often enough, or no line states it. A month through the real CLI."""
+    import datetime as dt
+
+    from evals.written_month import run_month
+
+    month = {
+        "start": dt.date(2026, 3, 2),
+        "memory": "# MEMORY\n",
+        "facts": {
+            "locker": {"match": "locker 41"},
+            "ghost": {"match": "never written"},
+        },
+        "days": {
+            0: {"text": "# 2026-03-02\n\n- Gym locker 41, code 7731.\n- Rain all day.\n"},
+            1: {
+                "text": "# 2026-03-03\n\n- Long meeting about the roadmap.\n",
+                "searches": [["20:00", "which locker is mine at the gym"]],
+            },
+        },
+    }
+    path = tmp_path / "month.yaml"
+    path.write_text(yaml.safe_dump(month), "utf-8")
+    f = run_month(path, tmp_path / "ws", why=True)
+    why = f["why_missed"]
+    assert set(why["facts"]) == set(f["missed"]) == {"locker", "ghost"}
+    assert why["facts"]["ghost"]["verdict"] == "no candidate" and not why["facts"]["ghost"]["candidates"]
+    locker = why["facts"]["locker"]
+    assert locker["verdict"] == "too few" and locker["pooled"]["recalls"] <= 1
+    assert any("locker 41" in c["text"] for c in locker["candidates"])
+    assert (why["no_candidate"], why["too_few"], why["pooled"]) == (1, 1, 0)
