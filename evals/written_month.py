@@ -173,9 +173,10 @@ def why_missed(month: dict[str, Any], root: Path, missed: list[str]) -> dict[str
     lines) whose text states it (its ``match``: a changed fact's new value), with their status
     and the searches credited to each; and whether those searches, pooled over all its wordings,
     pass the deep phase's count gates (3 recalls, 3 distinct queries, 2 days after it was first
-    written: the defaults). ``pooled`` facts would be promoted if their wordings were read as one
-    fact; ``too_few`` are not looked up often enough (or not credited) even pooled. Read the
-    output of held-out months and they are tuned on."""
+    written: the defaults). ``joined``: a line stating it was joined to a promoted item (the same
+    fact to the grouping) and no item states this fact alone; ``pooled`` facts would pass the count
+    gates if their wordings were read as one fact; ``too_few`` are not looked up often enough (or
+    not credited) even pooled. Read the output of held-out months and they are tuned on."""
     db = sqlite3.connect(root / ".lifelong" / "index.sqlite")
     try:
         cands = db.execute("SELECT key, text, status, status_reason FROM dream_candidates").fetchall()
@@ -190,7 +191,7 @@ def why_missed(month: dict[str, Any], root: Path, missed: list[str]) -> dict[str
     for key, day in written:
         days.setdefault(key, set()).add(day)
     facts = month["facts"]
-    out: dict[str, Any] = {"facts": {}, "no_candidate": 0, "pooled": 0, "too_few": 0}
+    out: dict[str, Any] = {"facts": {}, "no_candidate": 0, "joined": 0, "pooled": 0, "too_few": 0}
     for fid in missed:
         rx = re.compile(facts[fid]["match"], re.IGNORECASE)
         hits = [c for c in cands if rx.search(c[1])]
@@ -198,13 +199,14 @@ def why_missed(month: dict[str, Any], root: Path, missed: list[str]) -> dict[str
         first = min((d for c in hits for d in days.get(c[0], ())), default=None)
         later = {d for _, _, d in recalls if first is None or d > first}
         events, queries = {e for e, _, _ in recalls}, {q for _, q, _ in recalls}
-        verdict = (
-            "no candidate"
-            if not hits
-            else "pooled"
-            if len(events) >= 3 and len(queries) >= 3 and len(later) >= 2
-            else "too few"
-        )
+        if not hits:
+            verdict = "no candidate"
+        elif any(status == "promoted" for _, _, status, _ in hits):
+            verdict = "joined"  # its line joined a promoted item that states more than this fact
+        elif len(events) >= 3 and len(queries) >= 3 and len(later) >= 2:
+            verdict = "pooled"
+        else:
+            verdict = "too few"
         out[verdict.replace(" ", "_")] += 1
         out["facts"][fid] = {
             "verdict": verdict,
@@ -436,9 +438,10 @@ def main(argv: list[str] | None = None) -> None:
         if args.why:
             why = [f["why_missed"] for f in results]
             print(
-                f"facts not promoted: {sum(w['pooled'] for w in why)} pass the count gates pooled over"
-                f" their wordings, {sum(w['too_few'] for w in why)} too few recalls even pooled,"
-                f" {sum(w['no_candidate'] for w in why)} no candidate states them"
+                f"facts not promoted: {sum(w['joined'] for w in why)} joined to a promoted item stating"
+                f" more, {sum(w['pooled'] for w in why)} pass the count gates pooled over their wordings,"
+                f" {sum(w['too_few'] for w in why)} too few recalls even pooled,"
+                f" {sum(w['no_candidate'] for w in why)} no line states them"
             )
 
 

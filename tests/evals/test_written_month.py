@@ -123,4 +123,4 @@ def test_why_missed_tells_a_fact_looked_up_too_rarely_from_one_no_line_states(tm
     locker = why["facts"]["locker"]
     assert locker["verdict"] == "too few" and locker["pooled"]["recalls"] <= 1
     assert any("locker 41" in c["text"] for c in locker["candidates"])
-    assert (why["no_candidate"], why["too_few"], why["pooled"]) == (1, 1, 0)
+    assert (why["no_candidate"], why["too_few"], why["pooled"], why["joined"]) == (1, 1, 0, 0)
