@@ -173,8 +173,9 @@ def why_missed(month: dict[str, Any], root: Path, missed: list[str]) -> dict[str
     lines) whose text states it (its ``match``: a changed fact's new value), with their status
     and the searches credited to each; and whether those searches, pooled over all its wordings,
     pass the deep phase's count gates (3 recalls, 3 distinct queries, 2 days after it was first
-    written: the defaults). ``joined``: a line stating it was joined to a promoted item (the same
-    fact to the grouping) and no item states this fact alone; ``pooled`` facts would pass the count
+    written: the defaults). ``joined``: a line stating it is promoted, but only inside an item that
+    states more than this fact (promoted as part of it, or joined to it as "the same fact" by the
+    grouping), so no item states this fact alone; ``pooled`` facts would pass the count
     gates if their wordings were read as one fact; ``too_few`` are not looked up often enough (or
     not credited) even pooled. Read the output of held-out months and they are tuned on."""
     db = sqlite3.connect(root / ".lifelong" / "index.sqlite")
@@ -202,7 +203,7 @@ def why_missed(month: dict[str, Any], root: Path, missed: list[str]) -> dict[str
         if not hits:
             verdict = "no candidate"
         elif any(status == "promoted" for _, _, status, _ in hits):
-            verdict = "joined"  # its line joined a promoted item that states more than this fact
+            verdict = "joined"  # its line is in MEMORY.md only inside an item stating more
         elif len(events) >= 3 and len(queries) >= 3 and len(later) >= 2:
             verdict = "pooled"
         else:
@@ -438,8 +439,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.why:
             why = [f["why_missed"] for f in results]
             print(
-                f"facts not promoted: {sum(w['joined'] for w in why)} joined to a promoted item stating"
-                f" more, {sum(w['pooled'] for w in why)} pass the count gates pooled over their wordings,"
+                f"facts not promoted: {sum(w['joined'] for w in why)} in MEMORY.md only inside an item"
+                f" stating more, {sum(w['pooled'] for w in why)} pass the count gates pooled over their wordings,"
                 f" {sum(w['too_few'] for w in why)} too few recalls even pooled,"
                 f" {sum(w['no_candidate'] for w in why)} no line states them"
             )
