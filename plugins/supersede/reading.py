@@ -116,14 +116,19 @@ def newest_first(
     ``extra["earlier_than"]`` on the older. Nothing is hidden: both stay visible, newest first,
     with their dates. In place."""
     asked = re.sub(r"[\W_]", "", query.lower())  # the question, as a value is compared
-    when = {id(c): stated_at(c, tz) for c in candidates}
+    # the best ``pool`` candidates with a date, best first; a date is read only until they are found
+    when: dict[int, float] = {}
+    best: list[Candidate] = []
+    for c in sorted(candidates, key=lambda c: c.score, reverse=True):
+        if len(best) == pool:
+            break
+        if (stated := stated_at(c, tz)) is not None:
+            when[id(c)] = stated
+            best.append(c)
 
     def at(c: Candidate) -> float:
-        return when[id(c)] or 0.0
+        return when[id(c)]
 
-    best = sorted((c for c in candidates if when[id(c)] is not None), key=lambda c: c.score, reverse=True)[
-        :pool
-    ]
     said = {id(c): strip_bookkeeping(c.text) for c in best}  # a copy's trailer is no value
     dated = [
         (older, newer)
