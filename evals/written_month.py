@@ -168,16 +168,22 @@ def changes_detected(
     return out
 
 
-def why_missed(month: dict[str, Any], root: Path, missed: list[str]) -> dict[str, Any]:
+def why_missed(
+    month: dict[str, Any], root: Path, missed: list[str], dreaming: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """For each fact not promoted, what the dreaming tables hold about it: the candidates (note
     lines) whose text states it (its ``match``: a changed fact's new value), with their status
     and the searches credited to each; and whether those searches, pooled over all its wordings,
-    pass the deep phase's count gates (3 recalls, 3 distinct queries, 2 days after it was first
-    written: the defaults). ``joined``: a line stating it is promoted, but only inside an item that
-    states more than this fact (promoted as part of it, or joined to it as "the same fact" by the
-    grouping), so no item states this fact alone; ``pooled`` facts would pass the count
-    gates if their wordings were read as one fact; ``too_few`` are not looked up often enough (or
-    not credited) even pooled. Read the output of held-out months and they are tuned on."""
+    pass the deep phase's count gates (recalls, distinct queries, days after it was first written:
+    the dreaming plugin's, with ``dreaming``'s overrides). ``joined``: a line stating it is
+    promoted, but only inside an item that states more than this fact (promoted as part of it, or
+    joined to it as "the same fact" by the grouping), so no item states this fact alone;
+    ``pooled`` facts would pass the count gates if their wordings were read as one fact;
+    ``too_few`` are not looked up often enough (or not credited) even pooled. Read the output of
+    held-out months and they are tuned on."""
+    from lifelong_plugins.dreaming.scoring import ScoreConfig  # the plugin's gates, not a copy
+
+    gates = ScoreConfig.from_config(dreaming or {})
     db = sqlite3.connect(root / ".lifelong" / "index.sqlite")
     try:
         cands = db.execute("SELECT key, text, status, status_reason FROM dream_candidates").fetchall()
@@ -204,7 +210,11 @@ def why_missed(month: dict[str, Any], root: Path, missed: list[str]) -> dict[str
             verdict = "no candidate"
         elif any(status == "promoted" for _, _, status, _ in hits):
             verdict = "joined"  # its line is in MEMORY.md only inside an item stating more
-        elif len(events) >= 3 and len(queries) >= 3 and len(later) >= 2:
+        elif (
+            len(events) >= gates.min_recalls
+            and len(queries) >= gates.min_unique_queries
+            and len(later) >= gates.min_recall_days
+        ):
             verdict = "pooled"
         else:
             verdict = "too few"
@@ -315,7 +325,7 @@ def run_month(
         seconds=round(time.monotonic() - started, 1),
     )
     if why:
-        figures["why_missed"] = why_missed(month, root, figures["missed"])
+        figures["why_missed"] = why_missed(month, root, figures["missed"], dreaming)
     return figures
 
 
