@@ -960,6 +960,28 @@ _UPDATE_CUE = re.compile(
     re.I,
 )
 _PLATE = re.compile(r"\b([A-ZÄÖÜ]{1,3})[- ]([A-Z]{1,3})[- ]?(\d{1,4}[EH]?)\b")
+# a registration in two groups of capitals and digits, one of them holding both or the second
+# ending in a letter ("KDJ 482X", "WU19 KXT", "YD21-HMV"); not a code and an amount ("EUR 1200")
+# a flight and an airport ("NZ970 AKL") are not: a plate's first group holds at most two digits
+_PLATE_GROUPS = re.compile(
+    r"(?<![\w-])([A-Z]{1,2}\d{1,2}|[A-Z]{2,3})[- ](\d{1,4}[A-Z]{1,3}|[A-Z]{2,3})(?![\w-])"
+)
+
+
+def plates(text: str) -> list[tuple[tuple[int, int], str]]:
+    """Licence plates in ``text``, each (span, its letters and digits in lower case): "HH-MK 482",
+    "HH MK 482" and "HH-MK-482" are "hhmk482"; "KDJ 482X" and "KDJ-482X" are "kdj482x"."""
+    found = [(m.span(), "".join(m.groups()).lower()) for m in _PLATE.finditer(text)]
+    for m in _PLATE_GROUPS.finditer(text):
+        first, second = m.groups()
+        if not any(ch.isdigit() for ch in first + second) or (first.isalpha() and second.isalpha()):
+            continue
+        if any(a < m.end() and m.start() < b for (a, b), _ in found):
+            continue
+        found.append((m.span(), (first + second).lower()))
+    return found
+
+
 _IDENT = re.compile(
     r"(?<![\w@.-])(?=[\w.+-]*\d)(?=[\w.+-]*[^\W\d_])[\w+-]+(?:[._@][\w+-]+)*|[\w.+-]+@[\w-]+\.[\w.]+"
 )
@@ -999,9 +1021,9 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
     st = _extracted(text)
     out: set[tuple[str, str]] = set()
     taken: list[tuple[int, int]] = []
-    for m in _PLATE.finditer(text):
-        out.add(("ident", "".join(m.groups()).lower()))
-        taken.append(m.span())
+    for span, plate in plates(text):
+        out.add(("ident", plate))
+        taken.append(span)
     money = [(v.start, v.end) for v in st.values if v.kind == "money"]
     from . import readers
 

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from lifelong.contracts import PluginContext
-from lifelong.facts import MONTH_WORDS, MONTHS, WEEKDAYS
+from lifelong.facts import MONTH_WORDS, MONTHS, WEEKDAYS, plates
 from lifelong.text import (
     CHATTER,
     STOPWORDS,
@@ -327,13 +327,16 @@ def values_of(text: str) -> frozenset[str]:
     ("6 pm", "six in the evening" and "18:00" all give "18:00"), and a number written in groups
     as its digits too ("0113 496 0000" and "0113-496-0000" both give "01134960000"), as is an
     amount with thousands separators ("1,250" and "€1.250" give "1250", as "1250" does), and a
-    number written out from thirteen up as its digits ("sixty-eight euros" gives "68")."""
+    number written out from thirteen up as its digits ("sixty-eight euros" gives "68"), and a
+    licence plate as its letters and digits ("KDJ 482X" and "KDJ-482X" give "kdj482x",
+    :func:`lifelong.facts.plates`)."""
     vals = {_ORDINAL.sub(r"\1", w) for w in words(text) if any(ch.isdigit() for ch in w)}
     vals |= _digit_runs(text)
     vals |= {str(n) for n in spelled_numbers(text)}
     vals |= _numeric_dates(text)
     vals |= {t for t in concept_tags(text) if any(ch.isdigit() for ch in t)}
     vals |= {re.sub(r"\D", "", m.group(1)) for v in vals if (m := _THOUSANDS.match(v))}
+    vals |= {plate for _, plate in plates(text)}
     return frozenset(vals | clock_times(text))
 
 
@@ -815,7 +818,7 @@ def fact_cosine(
 
 
 # bump when pair_strength or the views change meaning: a cache saved under other rules is dropped
-RULES_VERSION = 12  # 8 was a rule reverted (see git log); a cache saved under it is dropped
+RULES_VERSION = 13  # 8 was a rule reverted (see git log); a cache saved under it is dropped
 
 
 class FactPairCache:

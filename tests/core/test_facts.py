@@ -222,5 +222,9 @@ def test_one_value_written_several_ways_is_one_value() -> None:
     assert (
         typed_values("plate HH-MK 482") == typed_values("plate HH MK 482") == typed_values("plate HH-MK-482")
     )
+    # a British registration however it is spaced; a currency code and an amount are no plate
+    assert typed_values("Reg: KDJ 482X") == typed_values("visitor log: KDJ-482X") == {("ident", "kdj482x")}
+    assert typed_values("permit reg WU19 KXT") == {("ident", "wu19kxt")}
+    assert typed_values("EUR 1200") == {("money", "EUR 1200")}
     assert typed_values("€1,140") == typed_values("1.140 €") == {("money", "EUR 1140")}
     assert typed_values("€1.200") == {("money", "EUR 1200")}  # twelve hundred euros, not 1.2

@@ -620,6 +620,8 @@ def test_a_date_or_a_number_in_words_is_one_value_however_it_is_written():
     assert "12 november" in values_of("committee meets 12.11. at two")
     assert values_of("at 9.15 am") & {"15 september", "9 september"} == set()  # a time, not a date
     assert values_of("costs 12.50 euros") == {"12.50"}
+    # one plate written two ways is one value: "482x" and "kdj-482x" alone would be two
+    assert values_of("Reg: KDJ 482X") & values_of("car reg for the visitor log: KDJ-482X") == {"kdj482x"}
     # a comma or full stop after an amount is punctuation, not part of it
     assert values_of("gastos fijos: comunidad €68, día 5") == {"€68", "68", "5"}
     # both readings when a day and a month could be either
