@@ -974,10 +974,10 @@ def plates(text: str) -> list[tuple[tuple[int, int], str]]:
     found = [(m.span(), "".join(m.groups()).lower()) for m in _PLATE.finditer(text)]
     for m in _PLATE_GROUPS.finditer(text):
         first, second = m.groups()
-        if not any(ch.isdigit() for ch in first + second) or (first.isalpha() and second.isalpha()):
-            continue
-        if any(a < m.end() and m.start() < b for (a, b), _ in found):
-            continue
+        if not any(ch.isdigit() for ch in first + second) or any(
+            a < m.end() and m.start() < b for (a, b), _ in found
+        ):
+            continue  # two words in capitals ("AB CD"), or a plate already read
         found.append((m.span(), (first + second).lower()))
     return found
 
