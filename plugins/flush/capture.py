@@ -124,6 +124,15 @@ def topic_of(texts: list[str], limit: int = 3) -> str:
     return ", ".join(w for w, _ in counts.most_common(limit))
 
 
+# A captured message is titled with what it is about, in the words of the replies around it
+# (the messages of roles not captured, CONTEXT_REACH either side; their CONTEXT_WORDS most frequent
+# content words, secrets redacted: a title is indexed). The assistant restates "rent is 895" or
+# "Daktari Kiprono Langat, 0722 418 693" as rent, landlord, tenancy or vet: words the terse message
+# never says and a question a month later does.
+CONTEXT_REACH = 4
+CONTEXT_WORDS = 8
+
+
 def render_note(
     *,
     session_id: str,
@@ -133,6 +142,7 @@ def render_note(
     body: str,
     reason: str,
     private: bool = False,
+    context: str = "",
 ) -> str:
     front: dict[str, object] = {"privacy": "private"} if private else {}
     front |= {
@@ -146,6 +156,9 @@ def render_note(
     header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True).strip()
     role = str(message.get("role") or "user")
     title = f"# {when.strftime('%Y-%m-%d %H:%M')} · {role}"
+    if context:
+        # every unit of the note is embedded and searched under its title (the heading path)
+        title += f" · {context}"
     lines = [ln.strip() for ln in body.strip().splitlines() if ln.strip()]
     if len(lines) > 1:
         # every part of a long message (a pasted status page, an email) is searched under its
@@ -187,6 +200,7 @@ def plan_capture(
     cached_now: set[str] = set(cached_ids)
     asked = ""  # the question the message before asked ("Which router do you have?")
     seen_here: set[str] = set()
+    redacted_replies: dict[int, str] = {}  # index -> a reply's text, secrets redacted
     for index, message in enumerate(messages):
         content = str(message.get("content") or "")
         if not content.strip():
@@ -227,6 +241,13 @@ def plan_capture(
             quoted, more = redact_secrets(strip_invisible(question))
             body, redacted = f"(re: {quoted}) {body}", redacted + more  # one line: one retrieval unit
         plan.secrets_redacted += redacted
+        near = range(max(0, index - CONTEXT_REACH), min(len(messages), index + CONTEXT_REACH + 1))
+        for i in near:
+            if i not in redacted_replies and role_of(messages[i]) not in capture_roles:
+                redacted_replies[i] = redact_secrets(strip_invisible(str(messages[i].get("content") or "")))[
+                    0
+                ]
+        replies = [redacted_replies[i] for i in near if i in redacted_replies]
         relpath = f"{CAPTURE_DIR}/{when.date().isoformat()}/{when.strftime('%H%M%S')}-{mid}.md"
         reason = "evicted by compaction, not yet in any note"
         text = render_note(
@@ -237,6 +258,7 @@ def plan_capture(
             body=body,
             reason=reason,
             private=private,
+            context=topic_of(replies, CONTEXT_WORDS),
         )
         plan.notes.append(CapturedNote(relpath, text, body, mid, digest, when, redacted))
         times.append(when)

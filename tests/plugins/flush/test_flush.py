@@ -394,3 +394,43 @@ def test_a_long_message_is_titled_by_its_first_line(flush_host) -> None:
         "status page says:"
     )
     assert "session" not in title
+
+
+def test_a_terse_message_is_titled_by_what_the_replies_around_it_talk_about(flush_host) -> None:
+    """ "rent is 895" never says tenancy or landlord; the assistant's replies around it do. The
+    note's title holds the replies' most frequent words (secrets redacted), so a question a month
+    later that asks in those words finds the terse message; the message itself is unchanged."""
+    host = flush_host()
+    key = "sk-proj-Ab3dEfGh1jKlMnOpQrStUvWxYz0123456789"
+    messages = [
+        {
+            "role": "user",
+            "content": "can you check my tenancy agreement for the repainting clause",
+            "id": "u1",
+        },
+        {
+            "role": "assistant",
+            "content": "Your landlord can only charge for damage beyond fair wear and tear; the tenancy "
+            "agreement's decoration clause and the landlord's text message decide it. The landlord "
+            f"must also protect the deposit. (Never paste keys like {key} here.)",
+            "id": "a1",
+        },
+        {"role": "user", "content": "rent is 895", "id": "u2"},
+        {
+            "role": "assistant",
+            "content": "Thanks. Pay the final month's rent to the landlord as normal; withholding rent "
+            "against the tenancy deposit causes trouble.",
+            "id": "a2",
+        },
+    ]
+    session = forced()
+    result = compact(host, session, messages)
+    host.after_compaction(session, result.pointer)
+    note = (host.workspace.root / next(p for p in result.captured_paths if p.endswith("-u2.md"))).read_text()
+    title = next(line for line in note.splitlines() if line.startswith("# "))
+    assert title.startswith("# 2026-05-02 09:30 · user · ")
+    assert {"landlord", "tenancy", "rent"} <= set(title.split(" · ")[-1].split(", "))
+    assert "sk-proj" not in note and note.endswith("\n\nrent is 895\n")
+    with clock.pinned(NOW + dt.timedelta(days=30)):
+        found = host.call_tool("memory_search", {"query": "what do I pay my landlord", "min_score": 0})
+    assert "rent is 895" in [r["snippet"] for r in found["results"]]  # shares no word with the question
