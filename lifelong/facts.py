@@ -1016,8 +1016,8 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
     """The values a line states, each as (shape, canonical form), so that one value written two
     ways is one value: money and quantities as :func:`extract` reads them (``€1.200`` and ``EUR
     1,200`` are ``EUR 1200``), dates, weekdays and times canonical, phone numbers as their
-    digits, licence plates and identifiers without case or separators (``HH-MK 482`` =
-    ``HH MK 482``), bare numbers as written."""
+    national digits (without the country code), licence plates and identifiers without case or
+    separators (``HH-MK 482`` = ``HH MK 482``), bare numbers as written."""
     st = _extracted(text)
     out: set[tuple[str, str]] = set()
     taken: list[tuple[int, int]] = []
@@ -1070,7 +1070,10 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
 
         if readers.available("phones"):
             for number in readers.phones(text):
-                out.add(("phone", number))
+                # the number without its country code: "07912 340118" has no country of its own
+                # (the matcher tries Germany before Britain), "+44 7912 340118" has one; in one
+                # person's notes both are one number
+                out.add(("phone", readers.national_number(number)))
                 phone_digits.append(number.lstrip("+"))
         else:
             for m in _SLOT_PHONE.finditer(text):

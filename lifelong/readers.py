@@ -113,6 +113,17 @@ def phones(
     return [number for _, _, number in sorted(found)]
 
 
+def national_number(e164: str) -> str:
+    """An E.164 number's national significant number ("+447912340118" -> "7912340118"): one
+    number written with and without its country code, or read in the wrong region, is the same."""
+    import phonenumbers
+
+    try:
+        return str(phonenumbers.parse(e164).national_number)
+    except phonenumbers.NumberParseException:
+        return e164.lstrip("+")
+
+
 # ---------------------------------------------------------------------------------------------
 # Dates
 

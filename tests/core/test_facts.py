@@ -228,3 +228,16 @@ def test_one_value_written_several_ways_is_one_value() -> None:
     assert typed_values("EUR 1200") == {("money", "EUR 1200")}
     assert typed_values("€1,140") == typed_values("1.140 €") == {("money", "EUR 1140")}
     assert typed_values("€1.200") == {("money", "EUR 1200")}  # twelve hundred euros, not 1.2
+
+
+def test_a_phone_number_with_and_without_its_country_code_is_one_value() -> None:
+    """ "07912 340118" has no country of its own (the matcher tries Germany first and reads it as
+    +49...); "+44 7912 340118" is British. In one person's notes both are one number, so a note
+    that writes it the other way is no new number; one digit changed still is."""
+    national = typed_values("Priya's new mobile: 07912 340118")
+    assert national == typed_values("priya can be reached on +44 7912 340118") == {("phone", "7912340118")}
+    phones = [
+        {v for v in typed_values(t) if v[0] == "phone"} for t in ("ring 0049 30 901820", "ring 030 901820")
+    ]
+    assert phones[0] == phones[1] == {("phone", "30901820")}
+    assert typed_values("priya on +44 7912 340119") != national
