@@ -244,9 +244,8 @@ def plan_capture(
         near = range(max(0, index - CONTEXT_REACH), min(len(messages), index + CONTEXT_REACH + 1))
         for i in near:
             if i not in redacted_replies and role_of(messages[i]) not in capture_roles:
-                redacted_replies[i] = redact_secrets(strip_invisible(str(messages[i].get("content") or "")))[
-                    0
-                ]
+                reply, _ = redact_secrets(strip_invisible(str(messages[i].get("content") or "")))
+                redacted_replies[i] = reply
         replies = [redacted_replies[i] for i in near if i in redacted_replies]
         relpath = f"{CAPTURE_DIR}/{when.date().isoformat()}/{when.strftime('%H%M%S')}-{mid}.md"
         reason = "evicted by compaction, not yet in any note"
