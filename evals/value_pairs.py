@@ -13,8 +13,9 @@ share unread, and accuracy over all pairs; then per kind.
 
 Readers:
 
-- ``core typed_values``: :func:`lifelong.facts.typed_values` (supersede, ``relate``, the gate),
-  every (shape, value) it reads;
+- ``core typed_values``: :func:`lifelong.facts.typed_value_pair` (supersede, ``relate``, the
+  gate): every (shape, value) :func:`lifelong.facts.typed_values` reads in each line, a date
+  without a year or an amount without a currency completed from the other line;
 - ``dreaming values_of``: the grouping's values (``lifelong_plugins.dreaming.facts.values_of``);
 - ``baseline: digits``: what a user would try first, each line's digits compared as one string
   (in a line without a digit, its e-mail-like words, lower-cased).
@@ -32,7 +33,7 @@ from pathlib import Path
 import yaml
 from lifelong_plugins.dreaming.facts import values_of
 
-from lifelong.facts import typed_values
+from lifelong.facts import typed_value_pair
 
 HELDOUT = Path(__file__).parent / "heldout" / "values-1.yaml"
 
@@ -45,10 +46,18 @@ def digits_baseline(text: str) -> frozenset[str]:
     return frozenset(w.lower() for w in re.findall(r"\S+@\S+", text))
 
 
-READERS: dict[str, Callable[[str], frozenset]] = {
-    "core typed_values": typed_values,
-    "dreaming values_of": values_of,
-    "baseline: digits": digits_baseline,
+PairReader = Callable[[str, str], tuple[frozenset, frozenset]]
+
+
+def each_line(read: Callable[[str], frozenset]) -> PairReader:
+    """A reader of one line as a reader of a pair: each line read alone."""
+    return lambda a, b: (read(a), read(b))
+
+
+READERS: dict[str, PairReader] = {
+    "core typed_values": typed_value_pair,
+    "dreaming values_of": each_line(values_of),
+    "baseline: digits": each_line(digits_baseline),
 }
 
 
@@ -58,10 +67,10 @@ def verdict(a: frozenset, b: frozenset) -> str:
     return "different" if a and b else "unread"
 
 
-def score(pairs: list[dict], read: Callable[[str], frozenset]) -> dict:
+def score(pairs: list[dict], read: PairReader) -> dict:
     rows = []
     for p in pairs:
-        va, vb = read(p["a"]), read(p["b"])
+        va, vb = read(p["a"], p["b"])
         rows.append(
             {**p, "verdict": verdict(va, vb), "read_a": sorted(map(str, va)), "read_b": sorted(map(str, vb))}
         )

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -332,8 +333,17 @@ _UNITS: dict[str, tuple[str, Decimal]] = {
     **{u: ("data", Decimal(1024**2)) for u in ("gb",)},
     **{u: ("data", Decimal(1024**3)) for u in ("tb",)},
     **{u: ("ratio", Decimal(1)) for u in ("%", "percent", "pct")},
+    **{u: ("area", Decimal(1)) for u in ("m2", "sqm")},  # "m²" is read as "m2"
 }
-_BASE_UNIT = {"mass": "g", "length": "m", "volume": "ml", "duration": "min", "data": "kb", "ratio": "%"}
+_BASE_UNIT = {
+    "mass": "g",
+    "length": "m",
+    "volume": "ml",
+    "duration": "min",
+    "data": "kb",
+    "ratio": "%",
+    "area": "m2",
+}
 
 _NUM = r"\d+(?:[.,]\d+)*"
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
@@ -371,7 +381,7 @@ _MONEY_SUFFIX = re.compile(
 )
 # "$5k of the budget", "3 GB of our quota": a part of the whole, not the whole's value.
 _PART_OF = re.compile(r"\s+of\s+(?:the|my|our|his|her|their|its|this|that|your)\b", re.IGNORECASE)
-_QUANTITY = re.compile(rf"(?<![\w.])({_NUM})\s?(%|[^\W\d_]+)", re.IGNORECASE)
+_QUANTITY = re.compile(rf"(?<![\w.])({_NUM})\s?(%|m2(?!\d)|[^\W\d_]+)", re.IGNORECASE)
 _NUMBER = re.compile(rf"(?<![\w.:/-])({_NUM})(?![\w:/-])")
 # A name: a capitalised word (then a lower-case letter: "Berlin", not "Q3"), or a word of a script
 # without letter case; one more capitalised word may follow ("Dana Lee").
@@ -602,6 +612,26 @@ def _money(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
         )
 
 
+def _unit_named(text: str, m: re.Match[str]) -> tuple[tuple[str, Decimal], int] | None:
+    """The unit after a number in another language, by its CLDR name (readers.unit_names:
+    "3 кг", "7 procent", "20 pour cent", "2 litros"), and where its name ends; None when the word
+    is no unit's name there."""
+    from . import readers
+
+    names = readers.unit_names()
+    if not names:
+        return None
+    after = re.match(r"\s+([^\W\d_]+)", text[m.end() :])
+    candidates = [(m.group(2), m.end())]
+    if after:
+        candidates.insert(0, (f"{m.group(2)} {after.group(1)}", m.end() + after.end()))
+    for name, end in candidates:
+        found = names.get(name.casefold())
+        if found is not None and not found[2]:
+            return (found[0], Decimal(found[1])), end
+    return None
+
+
 def _quantities(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
     for m in _QUANTITY.finditer(text):
         if not spans.free(m.start(), m.end()):
@@ -610,7 +640,13 @@ def _quantities(text: str, spans: _Spans, change: bool, out: list[Value]) -> Non
         unit = fold(m.group(2))
         if amount is None or unit in _MONTH_FORMS or unit in _WEEKDAY_FORMS:
             continue
-        if unit in _UNITS:
+        end = m.end()
+        named = _unit_named(text, m) if unit not in _UNITS else None
+        if named is not None:
+            (dimension, factor), end = named
+            value = f"{_canonical_number(amount * factor)} {_BASE_UNIT[dimension]}"
+            key = dimension
+        elif unit in _UNITS:
             dimension, factor = _UNITS[unit]
             value = f"{_canonical_number(amount * factor)} {_BASE_UNIT[dimension]}"
             key = dimension
@@ -619,7 +655,7 @@ def _quantities(text: str, spans: _Spans, change: bool, out: list[Value]) -> Non
         else:
             key = stem(unit[:-1] if unit.endswith("s") and len(unit) > 3 else unit)
             value = f"{_canonical_number(amount)} {key}"
-        if _PART_OF.match(text, m.end()):
+        if _PART_OF.match(text, end):
             key += ":part"
         _add(
             out,
@@ -628,9 +664,9 @@ def _quantities(text: str, spans: _Spans, change: bool, out: list[Value]) -> Non
             change,
             kind="quantity",
             value=value,
-            text=m.group(0),
+            text=text[m.start() : end],
             start=m.start(),
-            end=m.end(),
+            end=end,
             key=key,
         )
 
@@ -1011,16 +1047,219 @@ def _extracted(text: str) -> Statement:
     return extract(text)
 
 
+# digits as other scripts and keyboards write them, and the signs around them: Arabic percent
+# and separators (NFKC already maps full-width forms: "５月", "３．５％", "＠")
+_SIGNS = str.maketrans({"٪": "%", "٫": ".", "٬": ","})
+
+
+def ascii_digits(text: str) -> str:
+    """``text`` with every decimal digit of any script as an ASCII digit and full-width letters and
+    signs folded (Unicode NFKC): "٣٠٪" is "30%", "ＴＫ５９０３２" is "TK59032", "९८२३०" is
+    "98230". Only for reading values: the text a person wrote is never rewritten."""
+    if text.isascii():
+        return text
+    folded = unicodedata.normalize("NFKC", text).translate(_SIGNS)
+    return "".join(
+        str(unicodedata.decimal(ch)) if ch.isdecimal() and not ch.isascii() else ch for ch in folded
+    )
+
+
+# a code written in groups: digit groups ("0048 2219 7730", "302-4471829-5561037") and groups of
+# capitals and digits ("DE44 5001 0517 5407 3249 31", "LH 2047", "M-KT 4821", "7304 KJB"); a
+# group of letters only counts in capitals, at most three ("Flat 4", "3 kg" are no codes)
+_GROUP = r"(?:\d+|[A-Z]{1,3}|[A-Z\d]*(?:[A-Z]\d|\d[A-Z])[A-Z\d]*)"
+_CODE_RUN = re.compile(rf"(?<![\w.,/:-]){_GROUP}(?:[ -]{_GROUP})+(?![\w/:]|[.,]\d|-\w)")
+
+
+def _code_runs(text: str) -> list[tuple[tuple[int, int], str, str]]:
+    """The codes written in groups in ``text``, each (span, shape, its letters and digits): digits
+    only are one ``number`` (no leading zeros, as a number written whole reads) when there are at
+    least seven digits, or three groups and five digits ("10-12", "1 250" are no codes); with
+    letters, one ``ident`` in lower case when it holds at least three digits and five characters
+    ("EK 005", "LH 456"; not "NYC 3"). A group of letters before a group of eight characters or
+    more is its label ("ID", "DNI", "VIN"), not part of it."""
+    out = []
+    for m in _CODE_RUN.finditer(text):
+        groups = re.split(r"[ -]", m.group(0))
+        span = m.span()
+        if groups[0].isalpha() and len(groups[1]) >= 8:  # "ID 29804120104537", "VIN WVWZZZ1KZ…":
+            span = (span[0] + len(groups[0]) + 1, span[1])  # a label, then the code
+            groups = groups[1:]
+        compact = "".join(groups)
+        digits = sum(ch.isdigit() for ch in compact)
+        if compact.isdigit():
+            if digits >= 7 or (len(groups) >= 3 and digits >= 5):
+                out.append((span, "number", compact.lstrip("0") or "0"))
+        elif digits >= 3 and len(compact) >= 5:
+            out.append((span, "ident", compact.lower()))
+    return out
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# a day in a month written in another language, with babel's month names (readers.month_names):
+# "14 marca", "5 декабря", "8 de enero", "9. Mai", "juillet 4", with a year when one follows
+_WORD = r"[^\W\d_][^\s\d,;:()/]*"
+_DAY_WORD = re.compile(rf"(?<![\d.,:/])(\d{{1,2}})\.?\s*(?:de\s+|of\s+)?({_WORD})(?:,?\s+(\d{{4}})\b)?")
+_WORD_DAY = re.compile(rf"(?<!\w)({_WORD})\s+(\d{{1,2}})(?![\d.,:/]\d|\w)(?:,?\s+(\d{{4}})\b)?")
+# written in digits: year first ("2026.05.30"), day and month with dots ("27.11.", "03.04.2026"; the
+# month in two digits, so "1.5." stays a number), in the East Asian way ("2026年10月2日", "5월 30일")
+_YMD = re.compile(r"(?<![\d.,/-])(\d{4})[./-](\d{1,2})[./-](\d{1,2})(?![\d.,/-]\d)")
+_DMY_DOTS = re.compile(r"(?<![\d.,/-])(\d{1,2})\.(\d{2})\.(?:(\d{4})\b|(?!\d))")
+_CJK_DATE = re.compile(r"(?:(\d{4})\s*[年년]\s*)?(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일]")
+# day and month with a slash, or all three with slashes or hyphens ("14/3", "04/07/2026", "12-9-2026")
+_SLASHED = re.compile(r"(?<![\d.,/:-])(\d{1,2})(/|-)(\d{1,2})(?:\2(\d{4}|\d{2}))?(?![\d/:]|[.,]\d|-\d)")
+
+
+def _written_days(text: str) -> list[tuple[tuple[int, int], str]]:
+    """Days of a month ``text`` writes the ways :func:`extract` does not read, each (span, value
+    as :func:`extract` writes it: ``2026-03-14``, or ``????-03-14`` without a year). A day and a
+    month in digits are read day first when the day is over 12 or the slash has a year after it
+    written the European way, month first when the month's part is over 12; when both could be
+    the month ("3/4", "7/4") the line does not say which it is, and that date stays unread
+    (dateparser's reading of the line's language merged two different days of values-1 for one
+    day it read right)."""
+    from . import readers
+
+    found: list[tuple[tuple[int, int], int | None, int, int]] = []
+    names = readers.month_names() if re.search(r"\d", text) else {}
+    for m in _DAY_WORD.finditer(text):
+        month = names.get(m.group(2).casefold().rstrip("."))
+        if month:
+            found.append((m.span(), int(m.group(3)) if m.group(3) else None, month, int(m.group(1))))
+    for m in _WORD_DAY.finditer(text):
+        month = names.get(m.group(1).casefold().rstrip("."))
+        if month:
+            found.append((m.span(), int(m.group(3)) if m.group(3) else None, month, int(m.group(2))))
+    for m in _YMD.finditer(text):
+        found.append((m.span(), int(m.group(1)), int(m.group(2)), int(m.group(3))))
+    for m in _DMY_DOTS.finditer(text):
+        found.append((m.span(), int(m.group(3)) if m.group(3) else None, int(m.group(2)), int(m.group(1))))
+    for m in _CJK_DATE.finditer(text):
+        found.append((m.span(), int(m.group(1)) if m.group(1) else None, int(m.group(2)), int(m.group(3))))
+    for m in _SLASHED.finditer(text):
+        if m.group(2) == "-" and not m.group(4):
+            continue  # "10-12": a range
+        first, second = int(m.group(1)), int(m.group(3))
+        year = int(m.group(4)) + (2000 if len(m.group(4)) == 2 else 0) if m.group(4) else None
+        if first > 12 >= second:
+            found.append((m.span(), year, second, first))
+        elif second > 12 >= first:
+            found.append((m.span(), year, first, second))
+    out = []
+    for span, year, month, day in found:
+        if year is not None and year > 2400 and re.search(r"[\u0e00-\u0e7f]", text):
+            year -= 543  # a Thai line's year is the Buddhist era's
+        made = _make_date(year, month, day)
+        if made is not None:
+            out.append((span, made[0]))
+    return out
+
+
+# Chinese, Japanese, Korean and Thai: words are not separated by spaces
+_UNSPACED_SCRIPT = re.compile(
+    r"[\u0e00-\u0e7f\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff66-\uff9f]"
+)
+# times :func:`extract` does not read: "17h30", "7.30pm", "15.00 Uhr", "kl. 15.00", "午後3時",
+# "下午3点半", "오후 7시 반"
+_TIME_WRITTEN = re.compile(
+    r"(?<![\d.,:])(\d{1,2})(?:h(\d{2})|[.](\d{2})\s*(am|pm|a\.m\.|p\.m\.|uhr|h)(?!\w))"
+    r"|\bkl(?:\.|okken)?\s*(\d{1,2})[.:](\d{2})\b",
+    re.I,
+)
+_TIME_EAST = re.compile(
+    r"(午前|午後|오전|오후|上午|下午|晚上|早上)?\s*(\d{1,2})\s*[時时시点點](?![間间간])\s*(?:(\d{1,2})\s*[分분]|(半|반))?"
+)
+_AFTERNOON = ("午後", "오후", "下午", "晚上")
+
+
+def _written_times(text: str) -> list[tuple[tuple[int, int], str]]:
+    """Times of day written the ways :func:`extract` does not read, each (span, ``HH:MM``)."""
+    out = []
+    for m in _TIME_WRITTEN.finditer(text):
+        if m.group(5):
+            hour, minute = int(m.group(5)), int(m.group(6))
+        else:
+            hour, minute = int(m.group(1)), int(m.group(2) or m.group(3))
+            half = (m.group(4) or "").lower().replace(".", "")
+            if half in ("am", "pm"):
+                if not 1 <= hour <= 12:
+                    continue
+                hour = hour % 12 + (12 if half == "pm" else 0)
+        if hour <= 23 and minute <= 59:
+            out.append((m.span(), f"{hour:02d}:{minute:02d}"))
+    for m in _TIME_EAST.finditer(text):
+        hour = int(m.group(2))
+        minute = 30 if m.group(4) else int(m.group(3) or 0)
+        if m.group(1) in _AFTERNOON and hour < 12:
+            hour += 12
+        if hour <= 23 and minute <= 59:
+            out.append((m.span(), f"{hour:02d}:{minute:02d}"))
+    return out
+
+
+# a percentage written before its number ("%40" in Turkish), or a unit whose CLDR name comes first
+# ("yüzde 40", "asilimia 40", "kilogramu 5")
+_UNIT_BEFORE = re.compile(r"(?:(?<![\w%])%|(?<!\w)([^\W\d_]+))\s?(\d+(?:[.,]\d+)?)(?![\d%]|[.,]\d)")
+
+
+def _units_before(text: str) -> list[tuple[tuple[int, int], str]]:
+    """Quantities written unit first, each (span, value as :func:`extract` writes a quantity)."""
+    from . import readers
+
+    out = []
+    for m in _UNIT_BEFORE.finditer(text):
+        if m.group(1) is None:
+            dimension, factor = "ratio", Decimal(1)
+        else:
+            found = (
+                readers.unit_names().get(m.group(1).casefold())
+                if not m.group(1).isascii() or len(m.group(1)) > 3
+                else None
+            )
+            if found is None or not found[2]:
+                continue
+            dimension, factor = found[0], Decimal(found[1])
+        amount = _decimal(m.group(2))
+        if amount is not None:
+            out.append(
+                (m.span(), f"{dimension}:{_canonical_number(amount * factor)} {_BASE_UNIT[dimension]}")
+            )
+    return out
+
+
+# a flight number: an airline's two-character code and one to four digits, written with or without
+# leading zeros ("EK 005" is "EK5", "BA0419" is "BA419")
+_FLIGHT = re.compile(r"^([a-z]{2}|[a-z]\d|\d[a-z])0+(\d{1,4})$")
+
+
 @lru_cache(maxsize=8192)
 def typed_values(text: str) -> frozenset[tuple[str, str]]:
     """The values a line states, each as (shape, canonical form), so that one value written two
     ways is one value: money and quantities as :func:`extract` reads them (``€1.200`` and ``EUR
     1,200`` are ``EUR 1200``), dates, weekdays and times canonical, phone numbers as their
     national digits (without the country code), licence plates and identifiers without case or
-    separators (``HH-MK 482`` = ``HH MK 482``), bare numbers as written."""
+    separators (``HH-MK 482`` = ``HH MK 482``), bare numbers as written; digits of any script as ASCII digits (:func:`ascii_digits`), a code
+    written in groups as one (``0048 2219 7730``, ``LH 2047`` = ``lh2047``), a flight number
+    without leading zeros."""
+    text = ascii_digits(text)
+    written = [("date", span, day) for span, day in _written_days(text)]
+    written += [("time", span, time) for span, time in _written_times(text)]
+    written += [("quantity", span, q) for span, q in _units_before(text)]
+    # words of scripts written without spaces are no identifiers: "振込手数料3.5%" is a fee of 3.5%
+    written_text, text = text, _UNSPACED_SCRIPT.sub(" ", text)
     st = _extracted(text)
     out: set[tuple[str, str]] = set()
     taken: list[tuple[int, int]] = []
+    read = [(v.start, v.end) for v in st.values if v.kind in ("date", "until", "time", "money")]
+    for shape, span, value in written:
+        if not any(a < span[1] and span[0] < b for a, b in read + taken):
+            out.add((shape, value))
+            taken.append(span)
+            read.append(span)
+    for span, shape, compact in _code_runs(text):
+        if not any(a < span[1] and span[0] < b for a, b in read):
+            out.add((shape, compact))
+            taken.append(span)
     for span, plate in plates(text):
         out.add(("ident", plate))
         taken.append(span)
@@ -1028,7 +1267,7 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
     from . import readers
 
     library = readers.available("amounts") and any(ch.isdigit() for ch in text)
-    for amount, code in readers.amounts(text, words=False) if library else ():
+    for amount, code in readers.amounts(written_text, words=False) if library else ():  # "3,800円"
         # price-parser and babel's currencies (docs/readers.md: F1 0.774 at precision 0.953,
         # against 0.460 for extract's money): "1.200,50 €", "CHF 1'250.–", "12k", "R$ 90"
         out.add(("money", f"{code or ''} {_canonical_number(amount)}".strip()))
@@ -1052,6 +1291,8 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
             continue
         if library and v.kind == "money" and any(v.value.split()[-1] == x.split()[-1] for _, x in out):
             continue  # the library read this amount (extract still reads "50 bucks")
+        if v.kind == "number" and any(shape == "money" and x.split()[-1] == v.value for shape, x in out):
+            continue  # "3,800円": the amount's number, its currency a character of its script
         unit = re.sub(r"^[\d.,]+\s?", "", v.text).lower()
         if (
             v.kind == "quantity"
@@ -1065,18 +1306,21 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
             out.add((v.kind, v.value))
         taken.append((v.start, v.end))
     phone_digits: list[str] = []
-    if sum(ch.isdigit() for ch in text) >= 7:
+    undated = text  # a date's digits are no phone number ("03.04.2026")
+    for a, b in read:
+        undated = undated[:a] + " " * (b - a) + undated[b:]
+    if sum(ch.isdigit() for ch in undated) >= 7:
         from . import readers  # phonenumbers' matcher (docs/readers.md: F1 0.915 against 0.615)
 
         if readers.available("phones"):
-            for number in readers.phones(text):
+            for number in readers.phones(undated):
                 # the number without its country code: "07912 340118" has no country of its own
                 # (the matcher tries Germany before Britain), "+44 7912 340118" has one; in one
                 # person's notes both are one number
                 out.add(("phone", readers.national_number(number)))
                 phone_digits.append(number.lstrip("+"))
         else:
-            for m in _SLOT_PHONE.finditer(text):
+            for m in _SLOT_PHONE.finditer(undated):
                 digits = re.sub(r"\D", "", m.group(0))
                 if len(digits) >= 7 and not re.search(r"[./:]", m.group(0)):
                     out.add(("phone", digits[-9:]))  # "+49 152 …" and "0152 …": the subscriber's
@@ -1085,7 +1329,11 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
     for m in _IDENT.finditer(text):
         if any(a <= m.start() < b or a < m.end() <= b for a, b in taken):
             continue
-        out.add(("ident", re.sub(r"[\W_]", "", m.group(0)).lower()))
+        if _EMAIL.fullmatch(m.group(0).rstrip(".")):  # "j_okafor@…" and "j.okafor@…" are two people
+            out.add(("email", m.group(0).rstrip(".").lower()))
+        else:
+            out.add(("ident", re.sub(r"[\W_]", "", m.group(0)).lower()))
+    out = {(shape, _FLIGHT.sub(r"\1\2", v) if shape == "ident" else v) for shape, v in out}
     if phone_digits:  # a phone number's digit groups are no numbers, nor identifiers
         out = {
             (shape, v)
@@ -1095,9 +1343,35 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
     return frozenset(out)
 
 
+def typed_value_pair(older: str, newer: str) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]:
+    """:func:`typed_values` of two lines, each read in the light of the other: a date without its
+    year is the other line's date of that day and month ("14th March" and "2026-03-14"), an
+    amount without its currency the other line's amount of that number in a currency ("~3k" and
+    "£3,000"). Two lines that each give a year or a currency keep them."""
+    a, b = typed_values(older), typed_values(newer)
+    return _completed(a, b), _completed(b, a)
+
+
+def _completed(
+    values: frozenset[tuple[str, str]], other: frozenset[tuple[str, str]]
+) -> frozenset[tuple[str, str]]:
+    out = set(values)
+    for shape, value in values:
+        if shape == "date" and value.startswith("????-"):
+            full = {v for s, v in other if s == "date" and v[4:] == value[4:] and not v.startswith("????")}
+        elif shape == "money" and " " not in value:
+            full = {v for s, v in other if s == "money" and v.endswith(f" {value}")}
+        else:
+            continue
+        if len(full) == 1:
+            out.discard((shape, value))
+            out.add((shape, full.pop()))
+    return frozenset(out)
+
+
 _WEAK_SHAPES = frozenset({"number"})
 # values that name one thing each: a new one with a change word and one shared word is an update
-_STRONG_SHAPES = frozenset({"phone", "ident", "money", "time", "weekday", "date"})
+_STRONG_SHAPES = frozenset({"phone", "ident", "email", "money", "time", "weekday", "date"})
 _CUR = r"€|\$|£|eur|euros?|usd|chf|gbp|fr\.?"
 _LOCALE_MONEY = re.compile(
     rf"(?:(?P<cur>{_CUR})\s?(?P<num>\d[\d.,' ]*\d|\d)(?:[.,]–|[.,]-)?|(?P<num2>\d[\d.,' ]*\d|\d)\s?(?P<cur2>{_CUR}))(?!\w)",
@@ -1222,7 +1496,7 @@ def relate_statements(older: str, newer: str) -> Relation:
         return Relation("compatible", 0.7, "an additional fact")
     if comparison.progression:
         return Relation("compatible", 0.7, "a later stage of the same plan")
-    old_values, new_values = typed_values(older), typed_values(newer)
+    old_values, new_values = typed_value_pair(older, newer)
     held = {shape for shape, _ in old_values}  # "15:30 statt 16:30": the old value may be restated
     came = {shape for shape, _ in new_values - old_values}
     fresh = tuple(sorted((held & came) - _WEAK_SHAPES))
@@ -1291,7 +1565,7 @@ def differing_values(older: str, newer: str) -> bool:
     """Both lines state a value of one kind (money, time, phone, date, identifier…; a bare number
     counts too), the newer a different one, and they name no different people: candidates for
     "the newer one holds" that :func:`relate` could not call an update."""
-    a, b = typed_values(older), typed_values(newer)
+    a, b = typed_value_pair(older, newer)
     shapes = {shape for shape, _ in a - b} & {shape for shape, _ in b - a}
     return bool(shapes) and not _names_clash(older, newer)
 
@@ -1313,7 +1587,7 @@ def states(line: str, claim: str) -> bool:
         return True
     if relate(claim, line).kind == "update" or relate(line, claim).kind == "update":
         return False
-    a, b = typed_values(claim), typed_values(line)
+    a, b = typed_value_pair(claim, line)
     shared_value = bool(a & b)
     kinds = {shape for shape, _ in a} & {shape for shape, _ in b}
     if kinds and not shared_value:

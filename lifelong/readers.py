@@ -29,6 +29,7 @@ import os
 import re
 import types
 from collections import Counter
+from collections.abc import Callable
 from decimal import Decimal
 from functools import cache, lru_cache
 from pathlib import Path
@@ -192,6 +193,103 @@ def _date_parser(languages: tuple[str, ...] | None, base: dt.datetime, prefer: s
     )
 
 
+# the languages whose month names :func:`month_names` reads ("14 marca", "5 декабря", "4 juillet")
+MONTH_LOCALES: tuple[str, ...] = (
+    *"en de fr es it pt nl pl ru uk tr sv da nb fi cs sk ro hu el id ms vi tl sw ca hr sl sr bg".split(),
+    *"lt lv et is ga cy af zu ha yo am fa ar he hi bn ur ta ko th".split(),
+)
+# abbreviations are read in these languages only, and not those that are English words ("2 out
+# of 3" is no 2 October, "set 5" no 5 September)
+_ABBREVIATED_LOCALES = frozenset(DEFAULT_LANGUAGES)
+_ENGLISH_WORDS = frozenset({"set", "out", "ago", "gen", "mag", "sat", "mar", "may", "dec"})
+
+
+@cache
+def month_names() -> dict[str, int]:
+    """Month name -> month number in :data:`MONTH_LOCALES` from babel's CLDR data: the format and
+    stand-alone forms (Polish "marca" and "marzec"), wide, and abbreviated in the main languages;
+    casefolded, without a final dot. A name two months share (Czech/Polish "listopad") is left
+    out. English names are kept too (the caller reads them its own way as well). ``{}`` without
+    babel. Cached on disk (:func:`_cached_names`)."""
+    if not _importable("babel"):
+        return {}
+    return _cached_names("month-names", _build_month_names, MONTH_LOCALES, sorted(_ENGLISH_WORDS))
+
+
+def _build_month_names() -> dict[str, int]:
+    from babel import Locale
+
+    found: dict[str, set[int]] = {}
+    for tag in MONTH_LOCALES:
+        try:
+            months = Locale.parse(tag).months
+        except Exception:  # noqa: BLE001
+            continue
+        for context in ("format", "stand-alone"):
+            widths = ("wide", "abbreviated") if tag in _ABBREVIATED_LOCALES else ("wide",)
+            for width in widths:
+                for number, name in months[context][width].items():
+                    key = name.casefold().rstrip(".")
+                    if (
+                        len(key) >= 3
+                        and not key.isdigit()
+                        and not (width == "abbreviated" and key in _ENGLISH_WORDS)
+                    ):
+                        found.setdefault(key, set()).add(number)
+    return {name: next(iter(numbers)) for name, numbers in found.items() if len(numbers) == 1}
+
+
+# the units :func:`unit_names` names in every language of :data:`MONTH_LOCALES`: CLDR unit ->
+# (dimension, factor to the base unit lifelong.facts writes quantities in: g, ml, m, %)
+CLDR_UNITS: dict[str, tuple[str, str]] = {
+    "concentr-percent": ("ratio", "1"),
+    "mass-kilogram": ("mass", "1000"),
+    "mass-gram": ("mass", "1"),
+    "volume-liter": ("volume", "1000"),
+    "volume-milliliter": ("volume", "1"),
+    "length-kilometer": ("length", "1000"),
+    "length-meter": ("length", "1"),
+    "length-centimeter": ("length", "0.01"),
+}
+
+
+@cache
+def unit_names() -> dict[str, tuple[str, str, bool]]:
+    """A unit's name -> (dimension, factor as text, written before the number) in
+    :data:`MONTH_LOCALES`, from babel's CLDR unit patterns, long and short, for the counts whose
+    grammar differs (Polish "2 kilogramy", "5 kilogramów"; Turkish "yüzde 7" before its number):
+    casefolded, at least two letters, a name two units share left out. ``{}`` without babel.
+    Cached on disk (:func:`_cached_names`)."""
+    if not _importable("babel"):
+        return {}
+    return {
+        k: (d, f, bool(b))
+        for k, (d, f, b) in _cached_names("unit-names", _build_unit_names, MONTH_LOCALES, CLDR_UNITS).items()
+    }
+
+
+def _build_unit_names() -> dict[str, list[Any]]:
+    from babel.units import format_unit
+
+    found: dict[str, set[tuple[str, str, bool]]] = {}
+    for tag in MONTH_LOCALES:
+        for unit, (dimension, factor) in CLDR_UNITS.items():
+            for length in ("long", "short"):
+                for count in (1, 2, 5, 7, 21):
+                    try:
+                        written = format_unit(count, unit, length, locale=tag)
+                    except Exception:  # noqa: BLE001
+                        continue
+                    written = re.sub(r"[\s\u00a0\u202f]+", " ", written).strip()
+                    if not re.search(r"\d", written):
+                        continue  # Arabic "لتر": one litre written without its number
+                    before = not written[:1].isdigit()
+                    name = re.sub(r"\d+", " ", written).strip().casefold().rstrip(".")
+                    if sum(ch.isalpha() for ch in name) >= 2:
+                        found.setdefault(name, set()).add((dimension, factor, before))
+    return {name: list(next(iter(v))) for name, v in found.items() if len(v) == 1}
+
+
 # ---------------------------------------------------------------------------------------------
 # Amounts
 
@@ -221,6 +319,33 @@ CURRENCY_LOCALES: tuple[str, ...] = (
     "da_DK",
     "pl_PL",
     "tr_TR",
+    # more of the world's currencies in their own writing ("KSh", "₦", "Rs", "TL", "جنيه", "đồng"):
+    # values-2's money 0.303 -> see docs/readers.md
+    "en_KE",
+    "en_NG",
+    "en_ZA",
+    "en_SG",
+    "en_PK",
+    "ar_EG",
+    "vi_VN",
+    "id_ID",
+    "ms_MY",
+    "fil_PH",
+    "bn_BD",
+    "fa_IR",
+    "sw_KE",
+    "cs_CZ",
+    "hu_HU",
+    "ro_RO",
+    "uk_UA",
+    "ru_RU",
+    "fi_FI",
+    "es_AR",
+    "es_CO",
+    "fr_CA",
+    "am_ET",
+    "hi_IN",
+    "th_TH",
 )
 # a number as written: digits, maybe grouped or split by ".", ",", "'" (price-parser tells which
 # is the decimal mark), or by spaces before groups of three ("1 015")
@@ -279,6 +404,55 @@ def _lexicon_key() -> str:
         _code_text(fn.__code__) for fn in (_build_currency_lexicon, _currencies_in_use, _territory_currency)
     ]
     return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _babel_files() -> list[object]:
+    """babel's installed files (path, size, time): a new babel rebuilds what was read from it."""
+    parts: list[object] = []
+    spec = importlib.util.find_spec("babel")
+    for name in ("__init__.py", "core.py", "numbers.py", "units.py", "global.dat"):
+        path = Path(spec.origin).parent / name if spec and spec.origin else None
+        try:
+            st = path.stat() if path else None
+        except OSError:
+            st = None
+        parts.append((str(path), st.st_size, st.st_mtime_ns) if st else None)
+    return parts
+
+
+def _cached_names(name: str, build: Callable[[], dict[str, Any]], *made_of: object) -> dict[str, Any]:
+    """``build()`` (a JSON-able dict read from babel's CLDR data), kept in the folder of
+    :func:`lexicon_cache_path` as ``<name>.json``, keyed by babel's files, ``made_of`` and the
+    code of ``build``; rebuilt when the key changes. Reading babel's data for dozens of locales
+    takes ~0.5 s, paid otherwise by every process that reads a value. A cache that cannot be
+    read or written is ignored."""
+    key = hashlib.sha256(repr([made_of, _babel_files(), _code_text(build.__code__)]).encode()).hexdigest()
+    folder = lexicon_cache_path()
+    path = folder.parent / f"{name}.json" if folder else None
+    if path is not None:
+        try:
+            data = json.loads(path.read_text("utf-8"))
+            if data.get("key") == key and isinstance(data.get("names"), dict):
+                return dict(data["names"])
+        except (OSError, ValueError):
+            pass
+    names = build()
+    if path is not None:
+        import tempfile
+
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{name}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump({"key": key, "names": names}, fh, ensure_ascii=False)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            log.debug("lifelong.readers: %s not cached (%s)", name, exc)
+    return names
 
 
 def _code_text(code: types.CodeType) -> str:
@@ -438,7 +612,8 @@ def amounts(text: str, *, words: bool = True) -> list[tuple[Decimal, str | None]
     tells a decimal comma from a thousands separator), scaled by a compact magnitude from babel's
     CLDR formats ("12k", "1,5 Mio.", "3 million"), and is an amount when a currency symbol, code
     or name from babel's data (:data:`CURRENCY_LOCALES`) stands next to it, or when it carries a
-    short magnitude ("12k budget": no currency)."""
+    short magnitude ("12k budget": no currency; a single digit with a magnitude above thousands,
+    "room 3B", is a code)."""
     if not text or missing("amounts"):
         return []
     try:
@@ -459,6 +634,8 @@ def amounts(text: str, *, words: bool = True) -> list[tuple[Decimal, str | None]
             currency = _currency_at(text, start, end)
             if currency is None and not (magnitude and magnitude[2]):
                 continue
+            if currency is None and magnitude and magnitude[0] > 1000 and re.fullmatch(r"\d", m.group(0)):
+                continue  # "room 3B", "flat 4M": a code; "3k", "1.5M", "12M" stay amounts
             out.append((_plain(value), currency))
     except Exception:  # noqa: BLE001
         ERRORS["amounts"] += 1

@@ -77,7 +77,7 @@ def rule_features(older: str, newer: str) -> list[float]:
 
     r = f.relate(older, newer)
     coverage, shared, _ = f._coverage(older, newer)
-    old_values, new_values = f.typed_values(older), f.typed_values(newer)
+    old_values, new_values = f.typed_value_pair(older, newer)
     held = {shape for shape, _ in old_values}
     came = {shape for shape, _ in new_values - old_values}
     return [

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from lifelong import llm, prompts
 from lifelong.contracts import PluginContext, WriteCandidate, WriteDecision
 from lifelong.errors import LLMOffline
-from lifelong.facts import relate, typed_values
+from lifelong.facts import relate, typed_value_pair
 
 from . import state
 from .candidates import Candidate, CandidatePool, Occurrence
@@ -198,7 +198,8 @@ def asserts_more_than_its_day(later: str, earlier: str) -> bool:
     """``later`` states a value ``earlier`` lacks (:func:`lifelong.facts.typed_values`: an amount,
     a time, a phone number, an identifier…) other than a date or a weekday, or a name or other
     concept tag (:func:`themes.concept_tags`, less its negated clauses) other than a date."""
-    values = typed_values(later) - typed_values(earlier)
+    later_values, earlier_values = typed_value_pair(later, earlier)
+    values = later_values - earlier_values
     if any(shape not in ("date", "weekday") for shape, _ in values):
         return True
     fresh = asserted_tags(later) - concept_tags(earlier)

@@ -79,7 +79,7 @@ def names_value(asked: str, text: str) -> bool:
     """Whether the question (``asked``: lower case, letters and digits only) names one of the
     identifiers or numbers ``text`` states ("ERR LOCK 77" names "ERR_LOCK_77")."""
     return bool(asked) and any(
-        shape in ("ident", "number", "phone") and re.sub(r"[\W_]", "", value) in asked
+        shape in ("ident", "email", "number", "phone") and re.sub(r"[\W_]", "", value) in asked
         for shape, value in typed_values(text)
         if len(re.sub(r"[\W_]", "", value)) >= 2
     )

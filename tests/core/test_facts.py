@@ -182,7 +182,7 @@ def test_compare_is_symmetric_and_never_fails(a: list[str], b: list[str]) -> Non
 
 # --- relate: the one comparison of an older and a newer statement (issue 41) -----------------
 
-from lifelong.facts import relate, typed_values  # noqa: E402
+from lifelong.facts import relate, typed_value_pair, typed_values  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -241,3 +241,40 @@ def test_a_phone_number_with_and_without_its_country_code_is_one_value() -> None
     ]
     assert phones[0] == phones[1] == {("phone", "30901820")}
     assert typed_values("priya on +44 7912 340119") != national
+
+
+def test_one_value_written_the_ways_people_write_it_is_one_value() -> None:
+    """A code written in groups, a flight with leading zeros, digits of another script, a day
+    written in another language or with dots, a time written the French or Japanese way, a unit
+    named in another language: each is the value it is written otherwise; one character, one
+    digit, a d/m order the line cannot settle, or an e-mail's dot against its underscore is not."""
+
+    def same(a: str, b: str) -> bool:
+        va, vb = typed_value_pair(a, b)
+        return bool(va & vb)
+
+    assert same("library card 0048 2219 7730", "library card 004822197730")
+    assert not same("library card 0048 2219 7730", "library card 0048 2219 7703")
+    assert same("IBAN DE44 5001 0517 5407 3249 31", "de44500105175407324931 (landlord)")
+    assert same("Ravi's flight EK 005", "Ravi on EK5 from Dubai")
+    assert same("Mama kommt mit LH 2047 an", "mum's flight lh2047")
+    assert not same("Mama kommt mit LH 2047 an", "mum's flight LX 2047")
+    assert same("予約番号：ＴＫ５９０３２", "reservation TK59032")  # full-width
+    assert same("عرض الجمعة: خصم ٣٠٪", "Friday deal, 30% off")  # Arabic-Indic digits
+    assert same("obrona pracy Kasi 14 marca", "Obrona Kasi 14/3")
+    assert same("Termin am 14.03.2026", "dentist 2026-03-14")
+    assert same("Ultrasound 2026-03-14", "scan is Saturday 14th March")  # the year from the other line
+    assert not same("Hochzeit 2026-06-21", "wedding 21/6/2025")
+    assert typed_values("Sophie arrive le 7/4") == frozenset()  # 7 April or 4 July: unread
+    assert same("RDV kiné à 17h30", "physio 5:30 pm")
+    assert same("午後３時に荷物受け取り", "parcel pickup 15:00")
+    assert not same("午後３時に荷物受け取り", "parcel pickup 3:00 am")
+    assert same("Картошки 3 кг", "potatoes 3 kg")
+    assert same("Tomek dostał podwyżkę o 7 procent", "Tomek got a 7% raise")
+    assert same("%40 indirim", "40% off")
+    assert same("Wohnung 72 m²", "flat is 72 sqm")
+    assert not same("Wohnung 72 m²", "garden 72 m")
+    assert not same("j_okafor@mailbox.org", "j.okafor@mailbox.org")
+    assert same("Mail: J.Okafor@Mailbox.org", "j.okafor@mailbox.org")
+    assert not same("Zahnarzt Sa 28.11.", "dentist Fri 27 November")
+    assert typed_values("10-12 people") == {("quantity", "peopl:12 peopl")}  # a range is no code
