@@ -391,15 +391,7 @@ def lexicon_cache_path() -> Path | None:
 def _lexicon_key() -> str:
     """What the lexicon is made of: babel's installed files (their path, size and time),
     :data:`CURRENCY_LOCALES`, today's date (the currencies in use) and the code that builds it."""
-    parts: list[object] = [CURRENCY_LOCALES, dt.date.today().isoformat()]
-    spec = importlib.util.find_spec("babel")
-    for name in ("__init__.py", "core.py", "numbers.py", "global.dat"):
-        path = Path(spec.origin).parent / name if spec and spec.origin else None
-        try:
-            st = path.stat() if path else None
-        except OSError:
-            st = None
-        parts.append((str(path), st.st_size, st.st_mtime_ns) if st else None)
+    parts: list[object] = [CURRENCY_LOCALES, dt.date.today().isoformat(), *_babel_files()]
     parts += [
         _code_text(fn.__code__) for fn in (_build_currency_lexicon, _currencies_in_use, _territory_currency)
     ]
