@@ -612,6 +612,11 @@ def _money(text: str, spans: _Spans, change: bool, out: list[Value]) -> None:
         )
 
 
+def _in_base_unit(amount: Decimal, dimension: str, factor: Decimal) -> str:
+    """A quantity as :func:`extract` writes it: the amount in its dimension's base unit."""
+    return f"{_canonical_number(amount * factor)} {_BASE_UNIT[dimension]}"
+
+
 def _unit_named(text: str, m: re.Match[str]) -> tuple[tuple[str, Decimal], int] | None:
     """The unit after a number in another language, by its CLDR name (readers.unit_names:
     "3 кг", "7 procent", "20 pour cent", "2 litros"), and where its name ends; None when the word
@@ -640,16 +645,11 @@ def _quantities(text: str, spans: _Spans, change: bool, out: list[Value]) -> Non
         unit = fold(m.group(2))
         if amount is None or unit in _MONTH_FORMS or unit in _WEEKDAY_FORMS:
             continue
-        end = m.end()
-        named = _unit_named(text, m) if unit not in _UNITS else None
+        named = (_UNITS[unit], m.end()) if unit in _UNITS else _unit_named(text, m)
+        end = named[1] if named else m.end()
         if named is not None:
-            (dimension, factor), end = named
-            value = f"{_canonical_number(amount * factor)} {_BASE_UNIT[dimension]}"
-            key = dimension
-        elif unit in _UNITS:
-            dimension, factor = _UNITS[unit]
-            value = f"{_canonical_number(amount * factor)} {_BASE_UNIT[dimension]}"
-            key = dimension
+            (key, factor) = named[0]
+            value = _in_base_unit(amount, key, factor)
         elif is_stopword(unit) or len(unit) < 2 or unit in _MULTIPLIERS:
             continue
         else:
@@ -1221,9 +1221,7 @@ def _units_before(text: str) -> list[tuple[tuple[int, int], str]]:
             dimension, factor = found[0], Decimal(found[1])
         amount = _decimal(m.group(2))
         if amount is not None:
-            out.append(
-                (m.span(), f"{dimension}:{_canonical_number(amount * factor)} {_BASE_UNIT[dimension]}")
-            )
+            out.append((m.span(), f"{dimension}:{_in_base_unit(amount, dimension, factor)}"))
     return out
 
 

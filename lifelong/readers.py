@@ -430,20 +430,7 @@ def _cached_names(name: str, build: Callable[[], dict[str, Any]], *made_of: obje
             pass
     names = build()
     if path is not None:
-        import tempfile
-
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{name}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump({"key": key, "names": names}, fh, ensure_ascii=False)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError as exc:
-            log.debug("lifelong.readers: %s not cached (%s)", name, exc)
+        _write_json(path, {"key": key, "names": names})
     return names
 
 
@@ -475,11 +462,17 @@ def _write_lexicon(path: Path, key: str, lexicon: Lexicon) -> None:
         "magnitudes": {k: [str(f), s, sh] for k, (f, s, sh) in magnitudes.items()},
         "longest": longest,
     }
+    _write_json(path, data)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """A cache file written whole or not at all (a temporary file renamed), so a reader never
+    sees half; a folder that cannot be written leaves it unwritten (logged at debug level)."""
     import tempfile
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".currency-lexicon.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(data, fh, ensure_ascii=False)
@@ -488,7 +481,7 @@ def _write_lexicon(path: Path, key: str, lexicon: Lexicon) -> None:
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError as exc:
-        log.debug("lifelong.readers: currency lexicon not cached (%s)", exc)
+        log.debug("lifelong.readers: %s not cached (%s)", path.name, exc)
 
 
 def _build_currency_lexicon() -> Lexicon:
