@@ -3,7 +3,7 @@ new user would: ``lifelong init``, each day's note written in the evening, one `
 --now`` per query, one ``lifelong dream --now`` each night at 03:00.
 
     python -m evals.written_month [evals/months/written-1.yaml ...] [--json] [--verbose] [--keep DIR]
-        [--dreaming KEY=VALUE ...] [--why]
+        [--dreaming KEY=VALUE ...] [--recall KEY=VALUE ...] [--why]
 
 The persona months of ``evals/bench_dream.py`` come from one generator, whose templates the
 nightly job was tuned against. A hand-written month has its own people, formats (prose, headings,
@@ -279,6 +279,7 @@ def run_month(
     echo: Any = None,
     dreaming: dict[str, Any] | None = None,
     why: bool = False,
+    recall: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One month through the CLI in a fresh workspace at ``root``; ``dreaming`` overrides settings
     of the dreaming plugin (``plugins.dreaming`` in lifelong.yaml); ``why`` adds
@@ -288,8 +289,9 @@ def run_month(
     _lifelong(runner, root, "init", str(root))
     config = root / "lifelong.yaml"
     text = config.read_text("utf-8").replace("Etc/UTC", TIMEZONE)
-    if dreaming:
-        text += yaml.safe_dump({"plugins": {"dreaming": dreaming}}, sort_keys=True)
+    plugins = {name: given for name, given in (("dreaming", dreaming), ("recall", recall)) if given}
+    if plugins:
+        text += yaml.safe_dump({"plugins": plugins}, sort_keys=True)
     config.write_text(text, "utf-8")
     human = month["memory"]
     (root / "MEMORY.md").write_text(human, "utf-8")
@@ -397,27 +399,42 @@ def main(argv: list[str] | None = None) -> None:
         help="Set a dreaming setting for every month (VALUE read as YAML), e.g. --dreaming min_score=0.75.",
     )
     ap.add_argument(
+        "--recall",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Set a recall setting for every month, e.g. --recall auto_sync_embed_budget_s=3600: a"
+        " search then embeds every new line before it ranks, so figures no longer depend on the"
+        " machine's load (with the default 3 s, a slower run leaves more lines to BM25 alone).",
+    )
+    ap.add_argument(
         "--why",
         action="store_true",
         help="For each fact not promoted: its candidates, the searches credited to each, and whether"
         " they pass the count gates pooled over its wordings (reading this for held-out months tunes on them).",
     )
     args = ap.parse_args(argv)
-    overrides = {}
-    for item in args.dreaming:
-        key, sep, value = item.partition("=")
-        if not sep:
-            ap.error(f"--dreaming {item!r}: expected KEY=VALUE")
-        overrides[key.strip()] = yaml.safe_load(value)
+    overrides: dict[str, Any] = {}
+    recall: dict[str, Any] = {}
+    for flag, items, into in (("--dreaming", args.dreaming, overrides), ("--recall", args.recall, recall)):
+        for item in items:
+            key, sep, value = item.partition("=")
+            if not sep:
+                ap.error(f"{flag} {item!r}: expected KEY=VALUE")
+            into[key.strip()] = yaml.safe_load(value)
     paths = args.months or sorted(MONTHS.glob("*.yaml"))
     results = []
     for path in paths:
         echo = print if args.verbose else None
         if args.keep:
-            f = run_month(path, args.keep / path.stem, echo=echo, dreaming=overrides, why=args.why)
+            f = run_month(
+                path, args.keep / path.stem, echo=echo, dreaming=overrides, why=args.why, recall=recall
+            )
         else:
             with tempfile.TemporaryDirectory(prefix="written-month-") as tmp:
-                f = run_month(path, Path(tmp) / "ws", echo=echo, dreaming=overrides, why=args.why)
+                f = run_month(
+                    path, Path(tmp) / "ws", echo=echo, dreaming=overrides, why=args.why, recall=recall
+                )
         results.append(f)
         if not args.json:
             print(report(f), flush=True)
