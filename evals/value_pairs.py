@@ -23,16 +23,15 @@ Readers:
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 from lifelong_plugins.dreaming.facts import values_of
 
+from evals.reader_sets import grouped, reader_parser, write_figures
 from lifelong.facts import typed_value_pair
 
 HELDOUT = Path(__file__).parent / "heldout" / "values-1.yaml"
@@ -97,22 +96,15 @@ def run(path: Path) -> dict:
     out: dict = {"file": path.name, "pairs": len(pairs), "kinds": dict(sorted(kinds.items())), "readers": {}}
     for name, read in READERS.items():
         result = score(pairs, read)
-        by_kind: dict[str, list[dict]] = defaultdict(list)
-        for r in result["rows"]:
-            by_kind[r["kind"]].append(r)
-        result["by_kind"] = {k: summarise(v) for k, v in sorted(by_kind.items())}
+        result["by_kind"] = grouped(result["rows"], lambda r: r["kind"], summarise)
         out["readers"][name] = result
     return out
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m evals.value_pairs", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pairs", type=Path, default=HELDOUT)
-    parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument(
-        "--misses", action="store_true", help="print each reader's wrong pairs (makes the set tuned-on)"
-    )
-    args = parser.parse_args(argv)
+    args = reader_parser(
+        "python -m evals.value_pairs", __doc__ or "", "--pairs", HELDOUT, "pairs"
+    ).parse_args(argv)
     r = run(args.pairs)
     kinds = r["kinds"]
     print(f"{r['file']}: {r['pairs']} pairs ({', '.join(f'{k} {n}' for k, n in kinds.items())})")
@@ -139,9 +131,7 @@ def main(argv: list[str] | None = None) -> None:
                         f"{row['a']!r} {row['read_a']} | {row['b']!r} {row['read_b']}"
                     )
     if args.json:
-        for s in r["readers"].values():
-            s.pop("rows")
-        args.json.write_text(json.dumps(r, indent=1, ensure_ascii=False), encoding="utf-8")
+        write_figures(r, args.json)
 
 
 if __name__ == "__main__":

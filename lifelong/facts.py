@@ -1110,7 +1110,7 @@ _CJK_DATE = re.compile(r"(?:(\d{4})\s*[年년]\s*)?(\d{1,2})\s*[月월]\s*(\d{1,
 _SLASHED = re.compile(r"(?<![\d.,/:-])(\d{1,2})(/|-)(\d{1,2})(?:\2(\d{4}|\d{2}))?(?![\d/:]|[.,]\d|-\d)")
 
 
-def _written_days(text: str) -> list[tuple[tuple[int, int], str]]:
+def written_days(text: str) -> list[tuple[tuple[int, int], str]]:
     """Days of a month ``text`` writes the ways :func:`extract` does not read, each (span, value
     as :func:`extract` writes it: ``2026-03-14``, or ``????-03-14`` without a year). A day and a
     month in digits are read day first when the day is over 12 or the slash has a year after it
@@ -1155,8 +1155,9 @@ def _written_days(text: str) -> list[tuple[tuple[int, int], str]]:
     return out
 
 
-# Chinese, Japanese, Korean and Thai: words are not separated by spaces
-_UNSPACED_SCRIPT = re.compile(
+# Chinese, Japanese, Korean and Thai: words are not separated by spaces (values are read with
+# these letters spaced out; :data:`_UNSPACED_SCRIPT`, Thai aside, keeps CJK bigrams as subjects)
+UNSPACED_LETTERS = re.compile(
     r"[\u0e00-\u0e7f\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff66-\uff9f]"
 )
 # times :func:`extract` does not read: "17h30", "7.30pm", "15.00 Uhr", "kl. 15.00", "午後3時",
@@ -1240,11 +1241,11 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
     written in groups as one (``0048 2219 7730``, ``LH 2047`` = ``lh2047``), a flight number
     without leading zeros."""
     text = ascii_digits(text)
-    written = [("date", span, day) for span, day in _written_days(text)]
+    written = [("date", span, day) for span, day in written_days(text)]
     written += [("time", span, time) for span, time in _written_times(text)]
     written += [("quantity", span, q) for span, q in _units_before(text)]
     # words of scripts written without spaces are no identifiers: "振込手数料3.5%" is a fee of 3.5%
-    written_text, text = text, _UNSPACED_SCRIPT.sub(" ", text)
+    written_text, text = text, UNSPACED_LETTERS.sub(" ", text)
     st = _extracted(text)
     out: set[tuple[str, str]] = set()
     taken: list[tuple[int, int]] = []

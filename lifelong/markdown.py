@@ -15,12 +15,13 @@ Every block carries its heading path.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from .facts import MONTH_PATTERN, WEEKDAY_SHORT_FORMS, WEEKDAYS
+from .facts import UNSPACED_LETTERS, ascii_digits, written_days
 from .lazy import LazyPattern
 
 if TYPE_CHECKING:
@@ -135,31 +136,182 @@ _STARTS_WITH_STAMP = re.compile(
 )
 
 
-_WEEKDAY_WORD = "(?:" + "|".join(sorted({*WEEKDAYS, *WEEKDAY_SHORT_FORMS}, key=len, reverse=True)) + ")"
-_WEEKDAY_SHORT = r"(?:mo|di|mi|do|fr|sa|so)"  # German, only before a date ("Mo 28.9.")
-_TITLE_DATE = (
-    rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\.\d{{1,2}}\.(?:\d{{2,4}})?|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}}|(?=\s*(?:[—–:|,-]|$)))"
-    rf"|\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:of\s+)?(?:{MONTH_PATTERN})\b\.?(?:\s+\d{{4}})?"
-    rf"|(?:{MONTH_PATTERN})\b\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?)"
+TITLE_MAX_WORDS = 4  # words besides the day (and its weather)
+TITLE_MAX_CHARS = 120
+
+# a day in digits, either way round and with any separator, a year or not ("3/4", "14.03.",
+# "3. 4.", "2031-03-04", "7/6/32"): a title may write a day its reader cannot tell from a month
+_DIGIT_DAY = re.compile(
+    r"(?<![\d.,:/-])(\d{1,4})\s?([./-])\s?(\d{1,2})(?:\s?\2\s?(\d{2,4}))?\.?(?![\d:]|[.,/-]\d)"
 )
-# the day a note is about, opening a line, as the first line of a daily often names it ("Tue 8 Sep
-# — lab log", "Mo 28.9. — writing day", "Saturday, chores.", "12 May"): a weekday before a date,
-# a date, or a weekday alone before a separator or the line's end
-_TITLE_DAY = LazyPattern(
-    rf"^[\s*_#]*(?:(?:{_WEEKDAY_WORD}|{_WEEKDAY_SHORT})\.?,?\s+(?:{_TITLE_DATE}|\d{{1,2}}(?:st|nd|rd|th)?\b\.?)"
-    rf"|{_TITLE_DATE}|{_WEEKDAY_WORD}\b\.?(?=\s*(?:[—–:|,.-]|\*|$)))",
-    re.IGNORECASE,
+# the East Asian markers of a year, a month and a day ("2031年", "4月16日", "3월 4일")
+_CJK_DAY_PART = re.compile(r"\d{1,4}\s?[年년]|\d{1,2}\s?[月월]|\d{1,2}\s?[日일号號]")
+# a day's number next to a weekday or month name: "14", "3rd", "3.", "3-е", "3e", "15-oji"
+_DAY_NUMBER = re.compile(
+    r"(?:de\s+|of\s+|the\s+)?(?<!\d)(?:[12]\d|3[01]|0?[1-9])(?:-?[^\W\d_]{1,3}\b|\.)?(?!\d|[.,:/]\d)", re.I
 )
-TITLE_MAX_WORDS = 4  # after the day
+_BEFORE_NAME = re.compile(
+    r"(?<![\d.,:/])(?:[12]\d|3[01]|0?[1-9])(?:-?[^\W\d_]{1,3}\b)?\.?\s*(?:de\s+|of\s+)?$", re.I
+)
+_YEAR_AFTER = re.compile(r"[,.]?\s*\d{4}(?!\d)")
+# the hour a diary app or a chat export stamps after the day ("14 Mar 2031, 07:12")
+_STAMP_TIME = re.compile(
+    r"[\s,;|–—-]*(?:T|at\s+)?(?:[01]?\d|2[0-3])[:.h][0-5]\d(?::[0-5]\d)?(?:\s?[ap]\.?m\.?)?(?!\d)", re.I
+)
+# the weather a title may carry: "27°C", "+19", "−2"
+_TEMPERATURE = re.compile(
+    r"[+\-−]?\d{1,2}(?:[.,]\d)?\s?°\s?[CF]?|(?<![\w.,])[+\-−]\d{1,2}(?:[.,]\d)?(?![\d.,:/])"
+)
+# a speaker's name and a colon, as a transcript or a chat export writes a message
+_SPEAKER = re.compile(r"[\s\])}>-]*[^\W\d_][\w .'’-]{0,30}:\s*\S")  # after the day
+_SPEAKER_FIRST = re.compile(r"^\W*[^\W\d_][\w'’-]*\s*:\s*$")  # before it
+# what may follow a weekday or a day in digits standing alone: a separator or the line's end
+_SEPARATED = re.compile(r"\s*(?:[—–:|,.\-*/)\]）】»]|$)")
+
+
+def _letter_runs(text: str) -> list[tuple[int, int]]:
+    """The spans of ``text``'s words: runs of letters and the marks that join them (Thai, Hindi,
+    Tamil and Khmer vowels are marks, which a regular expression's word class breaks words at)."""
+    spans: list[tuple[int, int]] = []
+    start = None
+    for i, ch in enumerate(text):
+        if ch.isalpha() or (start is not None and unicodedata.category(ch).startswith("M")):
+            if start is None:
+                start = i
+        elif start is not None:
+            spans.append((start, i))
+            start = None
+    if start is not None:
+        spans.append((start, len(text)))
+    return spans
+
+
+@cache
+def _spaced_names() -> tuple[str, ...]:
+    """The weekday and month names of more than one word, longest first."""
+    from . import readers
+
+    names = {n for n in (*readers.weekday_names(), *readers.month_names()) if " " in n}
+    return tuple(sorted(names, key=len, reverse=True))
+
+
+def _names_in(text: str, span: tuple[int, int]) -> list[tuple[int, int, str]]:
+    """The weekday and month names (babel's CLDR names, :mod:`lifelong.readers`) in one word of
+    ``text``: the word itself, or, in scripts written without spaces, the names inside it
+    ("4月16日(月)", "วันจันทร์ที่"); each (start, end, "weekday" | "month")."""
+    from . import readers
+
+    weekdays, months = readers.weekday_names(), readers.month_names()
+    a, b = span
+    folded = text.casefold()
+    for name in _spaced_names():  # "Thứ Sáu", "יום ג׳", "dydd Llun"
+        if folded.startswith(name, a) and not folded[a + len(name) : a + len(name) + 1].isalpha():
+            return [(a, a + len(name), "weekday" if name in weekdays else "month")]
+    word = folded[a:b]
+    if word in weekdays:
+        return [(a, b, "weekday")]
+    if word in months:
+        return [(a, b, "month")]
+    if not UNSPACED_LETTERS.search(word):
+        return []
+    found, i = [], 0
+    while i < len(word):
+        for j in range(min(len(word), i + 8), i, -1):
+            piece = word[i:j]
+            bracketed = (
+                text[a + i - 1 : a + i] in "(（"
+                and text[a + j : a + j + 1] in ")）"
+                and i == 0
+                and j == len(word)
+            )
+            if (len(piece) >= 2 or bracketed) and (piece in weekdays or piece in months):
+                found.append((a + i, a + j, "weekday" if piece in weekdays else "month"))
+                i = j
+                break
+        else:
+            i += 1
+    return found
+
+
+def _day_parts(text: str) -> tuple[list[tuple[int, int]], bool]:
+    """Where ``text`` (digits in ASCII) names a day, and whether any of it names a day for certain:
+    a date (:func:`lifelong.facts.written_days`, a day in digits with a year, East Asian markers),
+    or a weekday or month name with the day's number. A weekday alone, or a day in digits alone
+    without its year, is certain only before a separator or the line's end ("Sunday, chores." /
+    "19/11"; not "So, I went" nor "1/2 cup of sugar")."""
+    spans: list[tuple[int, int]] = []
+    certain = False
+    for span, _ in written_days(text):
+        spans.append(span)
+        certain = True
+    for m in _DIGIT_DAY.finditer(text):
+        a, b = int(m.group(1)), int(m.group(3))
+        if not (1 <= a <= 31 and 1 <= b <= 12 or 1 <= b <= 31 and 1 <= a <= 12 or a > 31 and 1 <= b <= 12):
+            continue
+        spans.append(m.span())
+        certain |= bool(m.group(4)) or a > 31 or bool(_SEPARATED.match(text, m.end()))
+    for m in _CJK_DAY_PART.finditer(text):
+        spans.append(m.span())
+        certain = True
+    for word in _letter_runs(text):
+        for a, b, kind in _names_in(text, word):
+            if text[b : b + 1] == ".":
+                b += 1
+            at = b + (len(text[b:]) - len(text[b:].lstrip(" ,")))
+            after = _DIGIT_DAY.match(text, at) or _DAY_NUMBER.match(text, at)
+            before = _BEFORE_NAME.search(text[:a])
+            if after:
+                b = after.end()
+            if before:
+                a = before.start()
+            if year := _YEAR_AFTER.match(text, b):
+                b = year.end() if (after or before) else b
+            if kind == "month" and not (after or before):
+                continue  # "May I ask", "Mars": a month's name alone names no day
+            spans.append((a, b))
+            # a weekday alone: before a separator ("Saturday, chores."; not "So, I went"), or
+            # in a script without spaces, where no other word reads the same ("火曜日 くもり")
+            unspaced = bool(UNSPACED_LETTERS.search(text[a:b]))
+            certain |= (
+                bool(after or before) or unspaced or (len(text[a:b]) >= 3 and bool(_SEPARATED.match(text, b)))
+            )
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    stamped = []
+    for a, b in merged:
+        if stamp := _STAMP_TIME.match(text, b):
+            b = stamp.end() if not text[stamp.end() :].strip(" )]") or certain else b
+        stamped.append((a, b))
+    return stamped, certain
 
 
 def title_line(line: str) -> bool:
-    """Whether ``line`` is a day's title rather than a statement: it opens with the day
-    (:data:`_TITLE_DAY`) and at most :data:`TITLE_MAX_WORDS` words follow ("Sunday. Did nothing
-    at all, called Mama." is a statement; so is "Monday I moved to Lisbon": no date nor
-    separator after the weekday)."""
-    m = _TITLE_DAY.match(line)
-    return m is not None and len(re.findall(r"[^\W_]+", line[m.end() :])) <= TITLE_MAX_WORDS
+    """Whether ``line`` is a day's title rather than a statement: it opens with the day (a word may
+    come first: "Entry — 14 Mar 2031"), in any language babel's CLDR data names weekdays and
+    months in, in digits of any script and any order ("5 Şubat Pzt", "4月16日(月) 晴れ", "Jumatatu
+    7/6/32", "pon. 7.06", "══ Thứ Hai, 14/10/2030 ══ ☔ 27°C"), and at most
+    :data:`TITLE_MAX_WORDS` words follow, with no digit left besides the weather ("Sunday. Did
+    nothing at all, called Mama." and "Mon: dentist 3pm" are statements; so is "Monday I moved
+    to Lisbon": no date nor separator after the weekday)."""
+    text = ascii_digits(line.strip().strip("*_#").strip())
+    if not text or len(text) > TITLE_MAX_CHARS:
+        return False
+    spans, certain = _day_parts(text)
+    if not spans or not certain:
+        return False
+    before = text[: spans[0][0]]
+    if len(_letter_runs(before)) > 1 or _SPEAKER_FIRST.match(before) or _SPEAKER.match(text, spans[0][1]):
+        return False  # "Caroline: Sunday, finally." / "[14/03/27 21:04] Linh: ok": a message
+    rest = list(text)
+    for a, b in spans:
+        rest[a:b] = " " * (b - a)
+    left = _TEMPERATURE.sub(" ", "".join(rest))
+    return not any(ch.isdigit() for ch in left) and len(_letter_runs(left)) <= TITLE_MAX_WORDS
 
 
 # a line that visibly goes on: it ends on a comma, a dash, an opening bracket or a word that

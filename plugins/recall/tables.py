@@ -305,3 +305,12 @@ def m017_chat_stamps(db):  # noqa: ANN001
         "UPDATE files SET sha256 = NULL WHERE path IN (SELECT DISTINCT path FROM chunks WHERE "
         "text GLOB '*[0-9][./-][0-9]*[./-][0-9][0-9]*[0-9]:[0-5][0-9]*')"
     )
+
+
+@migrations()
+def m018_day_titles_in_any_language(db):  # noqa: ANN001
+    """A day's title is read in every language babel's CLDR data names weekdays and months in,
+    in digits of any script and order ("5 Şubat Pzt", "4月16日(月) 晴れ", "pon. 7.06"), not in
+    English alone (``lifelong.markdown.title_line``): re-chunk every file once, as ``m014`` did
+    (embeddings of unchanged text come from the cache)."""
+    db.execute("UPDATE files SET sha256 = NULL")

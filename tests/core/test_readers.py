@@ -168,31 +168,37 @@ def test_the_lexicon_key_is_the_same_in_every_process() -> None:
     assert len(keys) == 1 and len(keys.pop().strip()) == 64
 
 
-def test_month_and_unit_names_are_read_from_babel_and_cached_the_same(
+def test_month_weekday_and_unit_names_are_read_from_babel_and_cached_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Month names in other languages ("marca" is March in Polish, "декабря" December in Russian;
-    "listopad", two months in Czech and Polish, is neither) and unit names ("кг", "procent",
-    "yüzde" written before its number) come from babel's CLDR data; the second process reads
-    them back equal from $XDG_CACHE_HOME; a damaged cache is rebuilt, never believed."""
+    "listopad", two months in Czech and Polish, is neither), weekday names in every language
+    ("pzt" Monday in Turkish, "jumatatu" in Swahili, "木曜日" Thursday; "ma", Monday in Dutch and
+    Tuesday in French, is a weekday of no known number) and unit names ("кг", "procent", "yüzde"
+    written before its number) come from babel's CLDR data; the second process reads them back
+    equal from $XDG_CACHE_HOME; a damaged cache is rebuilt, never believed."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    readers.month_names.cache_clear()
-    readers.unit_names.cache_clear()
+    cached = (readers.month_names, readers.unit_names, readers.weekday_names)
+    for f in cached:
+        f.cache_clear()
     try:
-        months, units = readers.month_names(), readers.unit_names()
+        months, units, weekdays = readers.month_names(), readers.unit_names(), readers.weekday_names()
         assert months["marca"] == 3 and months["декабря"] == 12 and "listopad" not in months
         assert "set" not in months  # Italian "set." for settembre is an English word
         assert units["кг"] == ("mass", "1000", False) and units["procent"] == ("ratio", "1", False)
         assert units["yüzde"] == ("ratio", "1", True)
-        for name in ("month-names", "unit-names"):
+        assert weekdays["pzt"] == 0 and weekdays["jumatatu"] == 0 and weekdays["木曜日"] == 3
+        assert weekdays["ma"] == -1
+        for name in ("month-names", "unit-names", "weekday-names"):
             path = tmp_path / "lifelong" / f"{name}.json"
             assert path.is_file()
             path.write_text("{not json", "utf-8")
-        readers.month_names.cache_clear()
-        readers.unit_names.cache_clear()
+        for f in cached:
+            f.cache_clear()
         assert readers.month_names() == months and readers.unit_names() == units
+        assert readers.weekday_names() == weekdays
         readers.month_names.cache_clear()
         assert readers.month_names() == months  # read back from the rewritten file
     finally:
-        readers.month_names.cache_clear()
-        readers.unit_names.cache_clear()
+        for f in cached:
+            f.cache_clear()

@@ -186,6 +186,24 @@ def test_a_title_line_names_the_day_and_little_else() -> None:
     assert not any(title_line(t) for t in statements)
 
 
+def test_a_day_title_is_read_in_the_languages_and_layouts_people_write_it() -> None:
+    """Weekday and month names from babel's CLDR data (every language it has), digits of any
+    script in any order, East Asian markers, a stamp's hour, the weather. On the held-out
+    titles-1 (376 lines, 62 languages; python -m evals.day_titles) the English-only reader took
+    0.130 of the titles for titles, this one 0.756."""
+    from lifelong.markdown import title_line
+
+    titles = ["Jumamosi 9/8/31", "пт, 3 мая", "Środa 14.05.", "2031-03-04 (Di) sonnig", "火曜日 くもり"]
+    titles += ["Entry — 14 Mar 2031, 07:12", "══ Thứ Sáu, 18/10/2030 ══ ☔ 27°C", "12 Mart Çar", "ma 2 okt"]
+    titles += ["4月16日(月) 晴れ", "mié 3", "Δευτέρα 7 Απριλίου", "יום ג׳ 14.5", "শুক্রবার ১৪ মার্চ"]
+    statements = ["Mon: dentist 3pm", "12/3 rent paid 870", "pt 3 maja przelew 120 zł"]
+    statements += ["Tue — called the plumber about the boiler leak again", "3 May Grandma turns 90"]
+    statements += ["14.05. Miete überwiesen, 950 €", "水曜日 歯医者 15時", "So, I went to the shop"]
+    statements += ["[14/03/27 21:04] Linh: ok", "Caroline: Sunday, finally."]  # messages
+    assert [t for t in titles if not title_line(t)] == []
+    assert [s for s in statements if title_line(s)] == []
+
+
 def test_strip_bookkeeping_leaves_the_line_as_its_writer_wrote_it() -> None:
     line = "Mias Handy mag unser WLAN nicht, network is o2-WLAN-4F21"
     claim = (

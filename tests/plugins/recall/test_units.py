@@ -119,6 +119,26 @@ def test_a_days_title_line_is_the_context_of_the_lines_under_it_not_a_unit(make_
     assert all(r["start_line"] not in (1, 5) for r in out["results"])  # no title alone
 
 
+def test_a_days_title_in_another_language_is_context_too(make_host) -> None:
+    """A Turkish coach's day opens "3 Nisan Per" (Perşembe, Thursday): read with babel's CLDR
+    names, it is the title of the lines under it. As a unit of its own, "Per" matched a search
+    for the club fee "per player" and led it (held-out months, session 23)."""
+    note = (
+        "3 Nisan Per\n"
+        "- kulüp aidatı nisandan itibaren 1.600 TL, 7 kişi ödedi\n"
+        "- antrenman Cuma 18.00, salon B\n\n"
+        "火曜日 くもり\n"
+        "- 歯医者は来週の水曜日に変更\n"
+    )
+    units = retrieval_units(note)
+    assert [(u.start_line, u.end_line) for u in units] == [(2, 2), (3, 3), (6, 6)]
+    assert units[0].heading_path == ("3 Nisan Per",) and units[2].heading_path == ("火曜日 くもり",)
+    host = make_host({"memory/2026-03-19.md": note}, **RECALL)
+    with clock.pinned(NOW):
+        out = host.call_tool("memory_search", {"query": "aidatı per oyuncu", "min_score": 0})
+    assert out["results"] and all(r["start_line"] not in (1, 5) for r in out["results"])
+
+
 def test_search_returns_the_matched_unit_with_its_lines_heading_and_date(make_host) -> None:
     host = make_host({"memory/2026-03-04.md": NOTE}, **RECALL)
     with clock.pinned(NOW):
