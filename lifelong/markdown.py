@@ -15,7 +15,6 @@ Every block carries its heading path.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from .facts import UNSPACED_LETTERS, ascii_digits, written_days
 from .lazy import LazyPattern
+from .text import LETTER_RUN
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -170,29 +170,21 @@ _SEPARATED = re.compile(r"\s*(?:[—–:|,.\-*/)\]）】»]|$)")
 
 
 def _letter_runs(text: str) -> list[tuple[int, int]]:
-    """The spans of ``text``'s words: runs of letters and the marks that join them (Thai, Hindi,
-    Tamil and Khmer vowels are marks, which a regular expression's word class breaks words at)."""
-    spans: list[tuple[int, int]] = []
-    start = None
-    for i, ch in enumerate(text):
-        if ch.isalpha() or (start is not None and unicodedata.category(ch).startswith("M")):
-            if start is None:
-                start = i
-        elif start is not None:
-            spans.append((start, i))
-            start = None
-    if start is not None:
-        spans.append((start, len(text)))
-    return spans
+    """The spans of ``text``'s words (:data:`lifelong.text.LETTER_RUN`: letters and the marks
+    inside them, which a regular expression's word class breaks Thai or Hindi words at)."""
+    return [m.span() for m in LETTER_RUN.finditer(text)]
 
 
 @cache
-def _spaced_names() -> tuple[str, ...]:
-    """The weekday and month names of more than one word, longest first."""
+def _spaced_names() -> dict[str, tuple[str, ...]]:
+    """The weekday and month names of more than one word by their first word, longest first."""
     from . import readers
 
     names = {n for n in (*readers.weekday_names(), *readers.month_names()) if " " in n}
-    return tuple(sorted(names, key=len, reverse=True))
+    by_first: dict[str, list[str]] = {}
+    for name in sorted(names, key=len, reverse=True):
+        by_first.setdefault(name.split(" ", 1)[0], []).append(name)
+    return {first: tuple(group) for first, group in by_first.items()}
 
 
 def _names_in(text: str, span: tuple[int, int]) -> list[tuple[int, int, str]]:
@@ -204,10 +196,10 @@ def _names_in(text: str, span: tuple[int, int]) -> list[tuple[int, int, str]]:
     weekdays, months = readers.weekday_names(), readers.month_names()
     a, b = span
     folded = text.casefold()
-    for name in _spaced_names():  # "Thứ Sáu", "יום ג׳", "dydd Llun"
+    word = folded[a:b]
+    for name in _spaced_names().get(word, ()):  # "Thứ Sáu", "יום ג׳", "dydd Llun"
         if folded.startswith(name, a) and not folded[a + len(name) : a + len(name) + 1].isalpha():
             return [(a, a + len(name), "weekday" if name in weekdays else "month")]
-    word = folded[a:b]
     if word in weekdays:
         return [(a, b, "weekday")]
     if word in months:

@@ -60,6 +60,8 @@ _MARKS = (
     "\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
 )
 _LETTER = rf"(?:[^\W_]|[{_MARKS}])"
+# a word's letters and the marks inside it, digits aside ("किताब", "วันจันทร์" whole)
+LETTER_RUN = re.compile(rf"(?:[^\W\d_]|[{_MARKS}])+")
 _TOKEN_RE = re.compile(rf"{_LETTER}(?:(?:{_LETTER}|[_'’.,:/-])*{_LETTER})?", re.UNICODE)
 _POSSESSIVE = re.compile(r"'s$")
 _LETTER_PUNCT = re.compile(r"(?<=[^\W\d_])[.,:/](?=[^\W\d_])")
