@@ -9,7 +9,8 @@ below. A reader says **same** when the two lines share a value it reads, **diffe
 have values and share none, and **unread** when either line gives it none. Printed per reader:
 the share of same pairs read as same, the share of different pairs read as different (a merge
 there is the worse error: supersede and the gate would take a changed value for the old one), the
-share unread, and accuracy over all pairs; then per kind.
+share of same pairs read as two different values (the other error that matters: a change where
+there is none), the share unread, and accuracy over all pairs; then per kind.
 
 Readers:
 
@@ -85,6 +86,8 @@ def summarise(rows: list[dict]) -> dict:
         "same_read_same": sum(r["verdict"] == "same" for r in same) / max(1, len(same)),
         "different_read_different": sum(r["verdict"] == "different" for r in diff) / max(1, len(diff)),
         "different_merged": sum(r["verdict"] == "same" for r in diff) / max(1, len(diff)),
+        # one value read as two: where a reader of changes would see a change that is none
+        "same_split": sum(r["verdict"] == "different" for r in same) / max(1, len(same)),
         "unread": sum(r["verdict"] == "unread" for r in rows) / max(1, len(rows)),
         "accuracy": right / max(1, len(rows)),
     }
@@ -109,12 +112,13 @@ def main(argv: list[str] | None = None) -> None:
     kinds = r["kinds"]
     print(f"{r['file']}: {r['pairs']} pairs ({', '.join(f'{k} {n}' for k, n in kinds.items())})")
     print(
-        f"  {'reader':22} {'same->same':>10} {'diff->diff':>10} {'diff merged':>11} {'unread':>7} {'accuracy':>8}"
+        f"  {'reader':22} {'same->same':>10} {'diff->diff':>10} {'diff merged':>11} {'same split':>10}"
+        f" {'unread':>7} {'accuracy':>8}"
     )
     for name, s in r["readers"].items():
         print(
             f"  {name:22} {s['same_read_same']:10.3f} {s['different_read_different']:10.3f} "
-            f"{s['different_merged']:11.3f} {s['unread']:7.3f} {s['accuracy']:8.3f}"
+            f"{s['different_merged']:11.3f} {s['same_split']:10.3f} {s['unread']:7.3f} {s['accuracy']:8.3f}"
         )
     print("  accuracy by kind: " + ", ".join(r["readers"]))
     for kind in kinds:

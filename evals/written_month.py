@@ -298,13 +298,16 @@ def run_month(
     start: dt.date = month["start"]
     items: list[dict[str, Any]] = []
     searches = 0
+    search_ms: list[float] = []  # each search's wall time through the CLI, in this one process
     started = time.monotonic()
     for day in sorted(month["days"]):
         spec = month["days"][day]
         date = start + dt.timedelta(days=int(day))
         (root / "memory" / f"{date.isoformat()}.md").write_text(spec["text"], "utf-8")
         for hhmm, query in sorted(spec.get("searches") or []):
+            began = time.perf_counter()
             _lifelong(runner, root, "search", query, "--now", f"{date.isoformat()}T{hhmm}")
+            search_ms.append((time.perf_counter() - began) * 1000)
             searches += 1
         night = date + dt.timedelta(days=1)
         out = json.loads(_lifelong(runner, root, "dream", "--json", "--now", f"{night.isoformat()}T03:00"))
@@ -318,6 +321,7 @@ def run_month(
     figures.update(
         month=path.name,
         searches=searches,
+        search_ms=[round(ms, 1) for ms in search_ms],
         human_text_kept=human.rstrip("\n") in memory,
         stale_kept=stale_kept(month, memory),
         changes=changes_detected(month, memory, items),
@@ -331,13 +335,22 @@ def run_month(
     return figures
 
 
+def _percentiles(ms: list[float]) -> str:
+    """p50 and p95 of ``ms`` as printed ("p50 412 ms, p95 690 ms"; "no timings" when empty)."""
+    if not ms:
+        return "no timings"
+    ranked = sorted(ms)
+    return f"p50 {ranked[len(ranked) // 2]:.0f} ms, p95 {ranked[min(len(ranked) - 1, int(len(ranked) * 0.95))]:.0f} ms"
+
+
 def report(f: dict[str, Any]) -> str:
     precision = "—" if f["precision"] is None else f"{f['precision']:.3f}"
     lines = [
         f"{f['month']}: {f['facts_promoted']}/{f['facts']} facts promoted (recall {f['recall']:.3f}), "
         f"precision {precision} ({f['promoted']} items), chit-chat leaked {f['leaked']}, "
         f"duplicates {f['duplicates']}, merged {f['merged']}, human text kept: "
-        f"{'yes' if f['human_text_kept'] else 'NO'}; {f['searches']} searches, {f['seconds']} s"
+        f"{'yes' if f['human_text_kept'] else 'NO'}; {f['searches']} searches"
+        f" ({_percentiles(f['search_ms'])}), {f['seconds']} s"
     ]
     if f["stale_kept"]:
         lines.append(f"  earlier value still stated in MEMORY.md: {f['stale_kept']}")
@@ -462,6 +475,7 @@ def main(argv: list[str] | None = None) -> None:
                 if gate
                 else ""
             )
+            + f"; searches {_percentiles([ms for f in results for ms in f['search_ms']])}"
         )
         if args.why:
             why = [f["why_missed"] for f in results]

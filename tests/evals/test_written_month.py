@@ -97,7 +97,7 @@ def test_why_missed_tells_a_fact_looked_up_too_rarely_from_one_no_line_states(tm
     looked up often enough, or no line states it. A month through the real CLI."""
     import datetime as dt
 
-    from evals.written_month import run_month
+    from evals.written_month import report, run_month
 
     month = {
         "start": dt.date(2026, 3, 2),
@@ -124,3 +124,6 @@ def test_why_missed_tells_a_fact_looked_up_too_rarely_from_one_no_line_states(tm
     assert locker["verdict"] == "too few" and locker["pooled"]["recalls"] <= 1
     assert any("locker 41" in c["text"] for c in locker["candidates"])
     assert (why["no_candidate"], why["too_few"], why["pooled"], why["joined"]) == (1, 1, 0, 0)
+    # each search is timed, and the report prints their p50 and p95
+    assert f["searches"] == len(f["search_ms"]) == 1 and f["search_ms"][0] > 0
+    assert "1 searches (p50 " in report(f)
