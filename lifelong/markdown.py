@@ -163,7 +163,7 @@ _TEMPERATURE = re.compile(
     r"[+\-−]?\d{1,2}(?:[.,]\d)?\s?°\s?[CF]?|(?<![\w.,])[+\-−]\d{1,2}(?:[.,]\d)?(?![\d.,:/])"
 )
 # a speaker's name and a colon, as a transcript or a chat export writes a message
-_SPEAKER = re.compile(r"[\s\])}>-]*[^\W\d_][\w .'’-]{0,30}:\s*\S")  # after the day
+_SPEAKER = re.compile(r"[\s\])}>—–-]*[^\W\d_][\w .'’-]{0,30}:\s*\S")  # after the day
 _SPEAKER_FIRST = re.compile(r"^\W*[^\W\d_][\w'’-]*\s*:\s*$")  # before it
 # what may follow a weekday or a day in digits standing alone: a separator or the line's end
 _SEPARATED = re.compile(r"\s*(?:[—–:|,.\-*/)\]）】»]|$)")

@@ -200,6 +200,7 @@ def test_a_day_title_is_read_in_the_languages_and_layouts_people_write_it() -> N
     statements += ["Tue — called the plumber about the boiler leak again", "3 May Grandma turns 90"]
     statements += ["14.05. Miete überwiesen, 950 €", "水曜日 歯医者 15時", "So, I went to the shop"]
     statements += ["[14/03/27 21:04] Linh: ok", "Caroline: Sunday, finally."]  # messages
+    statements += ["Mon 3 March — Lab: all day"]  # a speaker after a dash: a message too
     assert [t for t in titles if not title_line(t)] == []
     assert [s for s in statements if title_line(s)] == []
 
