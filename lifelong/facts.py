@@ -1101,10 +1101,11 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _WORD = r"[^\W\d_][^\s\d,;:()/]*"
 _DAY_WORD = re.compile(rf"(?<![\d.,:/])(\d{{1,2}})\.?\s*(?:de\s+|of\s+)?({_WORD})(?:,?\s+(\d{{4}})\b)?")
 _WORD_DAY = re.compile(rf"(?<!\w)({_WORD})\s+(\d{{1,2}})(?![\d.,:/]\d|\w)(?:,?\s+(\d{{4}})\b)?")
-# written in digits: year first ("2026.05.30"), day and month with dots ("27.11.", "03.04.2026"; the
-# month in two digits, so "1.5." stays a number), in the East Asian way ("2026年10月2日", "5월 30일")
+# written in digits: year first ("2026.05.30"), day and month with dots ("27.11.", "03.04.2026",
+# "2.2.2026"; without a year the month in two digits, so "1.5." stays a number), in the East Asian
+# way ("2026年10月2日", "5월 30일")
 _YMD = re.compile(r"(?<![\d.,/-])(\d{4})[./-](\d{1,2})[./-](\d{1,2})(?![\d.,/-]\d)")
-_DMY_DOTS = re.compile(r"(?<![\d.,/-])(\d{1,2})\.(\d{2})\.(?:(\d{4})\b|(?!\d))")
+_DMY_DOTS = re.compile(r"(?<![\d.,/-])(\d{1,2})\.(?:(\d{2})\.(?:(\d{4})\b|(?!\d))|(\d)\.(\d{4})\b)")
 _CJK_DATE = re.compile(r"(?:(\d{4})\s*[年년]\s*)?(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일]")
 # day and month with a slash, or all three with slashes or hyphens ("14/3", "04/07/2026", "12-9-2026")
 _SLASHED = re.compile(r"(?<![\d.,/:-])(\d{1,2})(/|-)(\d{1,2})(?:\2(\d{4}|\d{2}))?(?![\d/:]|[.,]\d|-\d)")
@@ -1133,7 +1134,8 @@ def written_days(text: str) -> list[tuple[tuple[int, int], str]]:
     for m in _YMD.finditer(text):
         found.append((m.span(), int(m.group(1)), int(m.group(2)), int(m.group(3))))
     for m in _DMY_DOTS.finditer(text):
-        found.append((m.span(), int(m.group(3)) if m.group(3) else None, int(m.group(2)), int(m.group(1))))
+        year = m.group(3) or m.group(5)
+        found.append((m.span(), int(year) if year else None, int(m.group(2) or m.group(4)), int(m.group(1))))
     for m in _CJK_DATE.finditer(text):
         found.append((m.span(), int(m.group(1)) if m.group(1) else None, int(m.group(2)), int(m.group(3))))
     for m in _SLASHED.finditer(text):
@@ -1356,6 +1358,25 @@ def _completed(
 ) -> frozenset[tuple[str, str]]:
     out = set(values)
     for shape, value in values:
+        if shape in ("phone", "number") and len(value) >= 7 and value.isdigit():
+            # one phone number read as a phone in one line and as a number in the other ("412 87
+            # 065" and "+4741287065"), or with a trunk prefix the matcher keeps in one (Hungary's
+            # "06 30 …" is "+36 30 …", one digit more): the other line's reading, the shorter. A
+            # country or area code before the other's digits keeps them apart ("+420 737 …" /
+            # "+421 737 …", "(11) 98472-3061" / "+55 21 98472-3061")
+            same = {
+                (s, v)
+                for s, v in other
+                if s in ("phone", "number")
+                and "phone" in (s, shape)
+                and v.isdigit()
+                and len(v) >= 7
+                and (v == value or (s == shape and len(v) == len(value) - 1 and value.endswith(v)))
+            }
+            if len(same) == 1:
+                out.discard((shape, value))
+                out.add(("phone", same.pop()[1]))
+            continue
         if shape == "date" and value.startswith("????-"):
             full = {v for s, v in other if s == "date" and v[4:] == value[4:] and not v.startswith("????")}
         elif shape == "money" and " " not in value:

@@ -278,3 +278,20 @@ def test_one_value_written_the_ways_people_write_it_is_one_value() -> None:
     assert same("Mail: J.Okafor@Mailbox.org", "j.okafor@mailbox.org")
     assert not same("Zahnarzt Sa 28.11.", "dentist Fri 27 November")
     assert typed_values("10-12 people") == {("quantity", "peopl:12 peopl")}  # a range is no code
+
+
+def test_a_day_dated_with_one_digit_or_a_phone_dialled_another_way_is_that_value() -> None:
+    """values-2 misses (tuned-on since): a day and month with one digit when a year follows; one
+    phone number read as a number in one line, or with Hungary's "06" trunk prefix. A country or
+    area code before the same digits keeps two numbers apart."""
+
+    def same(a: str, b: str) -> bool:
+        va, vb = typed_value_pair(a, b)
+        return bool(va & vb)
+
+    assert same("Neuvola-aika Eetulle 2.2.2026", "neuvola 2026-02-02")
+    assert not same("Neuvola-aika Eetulle 2.2.2026", "the reminder text says 12.2.2026")
+    assert typed_values("rating 1.5.") == {("number", "1.5")}  # no year: a decimal stays one
+    assert same("Rørlegger Bjørn, mob. 412 87 065", "bjørn rørlegger, lagret som +4741287065")
+    assert same("Kati néni új száma: 06 30 482 1957", "Kati néni: +36 30 482 1957")
+    assert not same("Dona Cida zap: (11) 98472-3061", "Cida WhatsApp +55 21 98472-3061")
