@@ -238,6 +238,14 @@ _CHANGE_RE = re.compile(
     r"|downgraded|new)\b",
     re.IGNORECASE,
 )
+
+
+def announces_change(text: str) -> bool:
+    """Whether ``text`` has a word that announces a change ("now", "moved", "took over", "new",
+    "instead", "no longer"; English only)."""
+    return bool(_CHANGE_RE.search(text))
+
+
 _ADDITIVE_RE = re.compile(
     r"\b(?:also|another|second|third|additional|extra|as well|in addition|too|plus|besides)\b",
     re.IGNORECASE,

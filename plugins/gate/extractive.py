@@ -45,7 +45,7 @@ from functools import lru_cache
 from typing import Any
 
 from lifelong import readers
-from lifelong.facts import MONTH_WORDS, WEEKDAYS, restates_with_new_value
+from lifelong.facts import MONTH_WORDS, WEEKDAYS, announces_change, restates_with_new_value
 from lifelong.markdown import contested_mark, stated_date, strip_bookkeeping
 from lifelong.safety import find_instructions
 from lifelong.text import CHATTER, QUESTION_WORDS, STOPWORDS, stem, tokens, words
@@ -366,11 +366,35 @@ def _similar(a: str, b: str) -> bool:
     return len(sa & sb) / len(sa | sb) >= 0.5
 
 
-def render_piece(unit: Unit, limit: int) -> str | None:
-    """``text (path#Ln)`` within ``limit`` characters, the text cut at a word boundary; None when
+# where one line tells of a change in steps: "Gemma's last day 🍼 → Owen Pryce is my PM now"
+_STEP = re.compile(r"\s*(?:→|->|=>)\s*|(?<=[.!?])\s+(?=\S)")
+
+
+def current_first(text: str, focus: str) -> str:
+    """``text`` led by its part that announces a change (:func:`lifelong.facts.announces_change`)
+    when the first part does not and the later one holds at least as many of ``focus``'s words:
+    "Owen Pryce is my PM at Hartwell now (before: Gemma's last day before mat leave)"; else as
+    it is."""
+    cuts = list(_STEP.finditer(text))
+    if not cuts or announces_change(text[: cuts[0].start()]):
+        return text
+    want = content_stems(focus)
+    for m in cuts:
+        later, earlier = text[m.end() :], text[: m.start()]
+        if len(later.split()) < 3 or not announces_change(later.split(". ")[0]):
+            continue
+        if len(want & content_stems(later)) < max(1, len(want & content_stems(earlier))):
+            return text
+        return f"{later.rstrip(' .;:,')} (before: {earlier.strip(' .;:,→->=–*•')})"
+    return text
+
+
+def render_piece(unit: Unit, limit: int, focus: str = "") -> str | None:
+    """``text (path#Ln)`` within ``limit`` characters, the text cut at a word boundary, led by
+    the part that tells of a change (:func:`current_first`) when ``focus`` is given; None when
     less than a few words would survive."""
     cite = f" ({unit.citation})"
-    text = unit.text.rstrip(" .;:,")
+    text = (current_first(unit.text, focus) if focus else unit.text).rstrip(" .;:,")
     prefix = "(superseded) " if unit.stale else "(contested) " if unit.contested else ""
     room = limit - len(cite) - len(prefix)
     if room < 16:
@@ -396,7 +420,7 @@ def newer_value(top: ScoredUnit, others: list[ScoredUnit]) -> ScoredUnit | None:
     return best
 
 
-def compose(scored: list[ScoredUnit], max_chars: int) -> Note | None:
+def compose(scored: list[ScoredUnit], max_chars: int, focus: str = "") -> Note | None:
     """The note from the best units: the best first (or a newer unit stating a different value of
     the same thing), then one more if it is good, different and fits."""
     if not scored:
@@ -406,7 +430,7 @@ def compose(scored: list[ScoredUnit], max_chars: int) -> Note | None:
     if newer is not None:
         scored = [newer, *[s for s in scored if s is not newer]]
     top = scored[0]
-    first = render_piece(top.unit, max_chars)
+    first = render_piece(top.unit, max_chars, focus)
     if first is None:
         text = clip(f"{top.unit.text} ({top.unit.citation})", max_chars)
         return Note(text, (top.unit.citation,), top.unit.stale, (top,))
@@ -457,7 +481,7 @@ def extractive_note(
     units = [u for rank, hit in enumerate(kept) for u in split_units(hit, rank, now)]
     intents = intents_of(focus)
     scored = lead_with_first_hit(score_units(units, focus, context, intents=intents), units, intents, focus)
-    return compose(scored, max_chars)
+    return compose(scored, max_chars, focus)
 
 
 def lead_with_first_hit(

@@ -376,3 +376,31 @@ def test_a_first_hit_of_several_lines_leads_with_the_line_about_the_question() -
     ]
     note = extractive_note(hits, "what number do I use to reach Sr. Puig")
     assert note is not None and note.text.startswith('– Puig saved as "Casero nuevo" → 655 21 70 48')
+
+
+def test_a_line_that_tells_of_a_change_in_steps_leads_with_the_new_state() -> None:
+    """ "Gemma's last day → Owen Pryce is my PM at Hartwell now": the note quoted the line as
+    written, so it named the old project manager first. It leads with the part that announces the
+    change and keeps the rest after it; a later part about something else, or a first part that
+    announces the change itself, leaves the line as it is."""
+    from lifelong_plugins.gate.extractive import current_first
+
+    line = (
+        "- Gemma's last day before mat leave 🍼 → Owen Pryce is my PM at Hartwell now, all Verdi stuff to him"
+    )
+    note = extractive_note(
+        [hit("memory/2027-03-24.md", line)], "who is my project manager at Hartwell now?", now=NOW
+    )
+    assert note is not None
+    assert note.text.startswith(
+        "Owen Pryce is my PM at Hartwell now, all Verdi stuff to him (before: Gemma's last day"
+    )
+    said = "voice note from Gethin: Owen got the cruise job. Kez Adebayo is our sound engineer from now on."
+    assert current_first(said, "who is the band's sound engineer").startswith(
+        "Kez Adebayo is our sound engineer"
+    )
+    assert current_first("Dentist at 3pm. Now off to the gym", "when is the dentist") == (
+        "Dentist at 3pm. Now off to the gym"
+    )
+    moved = "Swim moved to Thursday 15:45. New goggles needed"
+    assert current_first(moved, "when is swimming") == moved
