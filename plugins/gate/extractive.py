@@ -422,7 +422,8 @@ def newer_value(top: ScoredUnit, others: list[ScoredUnit]) -> ScoredUnit | None:
 
 def compose(scored: list[ScoredUnit], max_chars: int, focus: str = "") -> Note | None:
     """The note from the best units: the best first (or a newer unit stating a different value of
-    the same thing), then one more if it is good, different and fits."""
+    the same thing; led by its step that announces a change, :func:`current_first`, when
+    ``focus``, the question, is given), then one more if it is good, different and fits."""
     if not scored:
         return None
     newer = newer_value(scored[0], scored[1:8])
