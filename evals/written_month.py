@@ -47,6 +47,8 @@ from lifelong.cli import cli  # noqa: E402
 from lifelong.markdown import contested_mark, strip_bookkeeping  # noqa: E402
 from lifelong.text import clip  # noqa: E402
 
+from .bench_search import percentiles  # noqa: E402
+
 MONTHS = Path(__file__).resolve().parent / "months"
 TIMEZONE = "Europe/Berlin"
 
@@ -339,8 +341,8 @@ def _percentiles(ms: list[float]) -> str:
     """p50 and p95 of ``ms`` as printed ("p50 412 ms, p95 690 ms"; "no timings" when empty)."""
     if not ms:
         return "no timings"
-    ranked = sorted(ms)
-    return f"p50 {ranked[len(ranked) // 2]:.0f} ms, p95 {ranked[min(len(ranked) - 1, int(len(ranked) * 0.95))]:.0f} ms"
+    found = percentiles(ms)
+    return f"p50 {found['p50']:.0f} ms, p95 {found['p95']:.0f} ms"
 
 
 def report(f: dict[str, Any]) -> str:

@@ -366,7 +366,10 @@ def _similar(a: str, b: str) -> bool:
     return len(sa & sb) / len(sa | sb) >= 0.5
 
 
-# where one line tells of a change in steps: "Gemma's last day 🍼 → Owen Pryce is my PM now"
+# where one line tells of a change in steps: "Gemma's last day 🍼 → Owen Pryce is my PM now";
+# any sentence's end, unlike _SENTENCE_END, whatever case follows: notes go on in lower case
+# ("Marcus took the Moncton job. editing goes to Jen Oickle from now": with _SENTENCE_END's
+# capital, months 10-22's gate 85 -> 84)
 _STEP = re.compile(r"\s*(?:→|->|=>)\s*|(?<=[.!?])\s+(?=\S)")
 
 
